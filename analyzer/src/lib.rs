@@ -1,0 +1,1 @@
+//! jrace's analyzer: detectors over one event model, and reports.

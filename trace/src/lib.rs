@@ -1,0 +1,18 @@
+//! jrace's trace model and formats, shared by the agent and the analyzer.
+//!
+//! - [`model`]: events and interned names (DESIGN.md §2).
+//! - [`wellformed`]: the rules every trace must follow, checked while reading.
+//! - [`std_format`]: the `.std` text format (DESIGN.md §3), parser and printer.
+//! - [`binlog`]: the binary trace directory the agent writes (see `FORMAT.md`).
+//! - [`source`]: one streaming interface over both formats.
+
+pub mod binlog;
+pub mod error;
+pub mod model;
+pub mod source;
+pub mod std_format;
+pub mod wellformed;
+
+pub use error::TraceError;
+pub use model::*;
+pub use source::{load, open, read_all, EventSource};

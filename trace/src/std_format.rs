@@ -1,0 +1,461 @@
+//! The `.std` text format (DESIGN.md §3): a superset of RAPID's STD format.
+//!
+//! One event per line, `THREAD|OP|LOCATION`. The parser streams: it reads a line, interns
+//! its names, checks well-formedness and returns the event, so a trace of any length is
+//! read in constant memory beyond its names. Every error names the file, the line and
+//! what was expected; nothing is skipped silently.
+
+use crate::error::TraceError;
+use crate::model::*;
+use crate::source::EventSource;
+use crate::wellformed::Checker;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Streaming `.std` reader.
+pub struct StdReader<R: BufRead> {
+    input: R,
+    path: PathBuf,
+    line: u64,
+    buf: Vec<u8>,
+    symbols: Symbols,
+    checker: Checker,
+    has_branches: bool,
+    events: u64,
+}
+
+impl StdReader<BufReader<File>> {
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        Ok(StdReader::new(BufReader::with_capacity(1 << 20, f), path))
+    }
+}
+
+impl<R: BufRead> StdReader<R> {
+    pub fn new(input: R, path: &Path) -> Self {
+        StdReader {
+            input,
+            path: path.to_owned(),
+            line: 0,
+            buf: Vec::with_capacity(256),
+            symbols: Symbols::default(),
+            checker: Checker::new(),
+            has_branches: false,
+            events: 0,
+        }
+    }
+
+    /// Line number of the last line read (1-based).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Locks the thread of the last event held after it (outermost acquisitions).
+    pub fn checker(&self) -> &Checker {
+        &self.checker
+    }
+
+    fn err(&self, msg: impl Into<String>) -> TraceError {
+        TraceError::Line { path: self.path.clone(), line: self.line, msg: msg.into() }
+    }
+
+    fn read_event(&mut self) -> Result<Option<Event>, TraceError> {
+        loop {
+            self.buf.clear();
+            let n = self
+                .input
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| TraceError::io(&self.path, e))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            let mut buf = std::mem::take(&mut self.buf);
+            let result = self.parse_line(&buf);
+            buf.clear();
+            self.buf = buf;
+            match result? {
+                Some(mut e) => {
+                    if let Err(msg) = self.checker.check(&mut e, &self.symbols) {
+                        return Err(self.err(msg));
+                    }
+                    if e.kind == Kind::Branch {
+                        self.has_branches = true;
+                    }
+                    self.events += 1;
+                    return Ok(Some(e));
+                }
+                None => continue,
+            }
+        }
+    }
+
+    fn parse_line(&mut self, raw: &[u8]) -> Result<Option<Event>, TraceError> {
+        let text = match std::str::from_utf8(raw) {
+            Ok(s) => s,
+            Err(e) => {
+                return Err(self.err(format!(
+                    "invalid UTF-8 at column {}; expected text",
+                    e.valid_up_to() + 1
+                )))
+            }
+        };
+        let text = text.trim_end_matches(['\n', '\r']);
+        let trimmed = text.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            return Ok(None);
+        }
+        let mut fields = text.splitn(4, '|');
+        let thread = fields.next().unwrap_or("").trim();
+        let Some(op) = fields.next() else {
+            return Err(self.err(format!(
+                "expected THREAD|OP|LOCATION, found `{}` (no `|`)",
+                clip(text)
+            )));
+        };
+        let op = op.trim();
+        let loc = fields.next().map(str::trim).unwrap_or("");
+        if fields.next().is_some() {
+            return Err(self.err(format!(
+                "expected THREAD|OP|LOCATION, found more than three `|`-separated fields in `{}`",
+                clip(text)
+            )));
+        }
+        check_name(thread).map_err(|m| self.err(format!("thread name: {m}")))?;
+        let parsed = parse_op(op).map_err(|m| self.err(m))?;
+        let Some(op) = parsed else { return Ok(None) };
+        let t = self.symbols.thread(thread);
+        let l = self.symbols.loc(loc);
+        let e = match op {
+            Op::Access(kind, var, val) => {
+                let v = self.symbols.var(var);
+                let e = Event::new(t, kind, v, l);
+                match val {
+                    Some(x) => e.with_value(x),
+                    None => e,
+                }
+            }
+            Op::Lock(kind, lock) => Event::new(t, kind, self.symbols.lock(lock), l),
+            Op::Thread(kind, other) => Event::new(t, kind, self.symbols.thread(other), l),
+            Op::Bare(kind) => Event::new(t, kind, 0, l),
+            Op::Enter(method, set) => {
+                let m = self.symbols.method(method);
+                let set = match set {
+                    None => ObjSet::All,
+                    Some(objs) => {
+                        ObjSet::Objects(objs.iter().map(|o| self.symbols.objects.intern(o)).collect())
+                    }
+                };
+                let s = self.symbols.objset(set);
+                let mut e = Event::new(t, Kind::Enter, m, l);
+                e.value = s as i64;
+                e
+            }
+            Op::Exit(method) => Event::new(t, Kind::Exit, self.symbols.method(method), l),
+        };
+        Ok(Some(e))
+    }
+}
+
+impl<R: BufRead> EventSource for StdReader<R> {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        self.read_event()
+    }
+    fn symbols(&self) -> &Symbols {
+        &self.symbols
+    }
+    fn has_branches(&self) -> bool {
+        self.has_branches
+    }
+}
+
+/// Parses a whole `.std` text (for tests and small inputs). `name` is used in errors.
+pub fn parse_str(text: &str, name: &str) -> Result<Trace, TraceError> {
+    let mut r = StdReader::new(text.as_bytes(), Path::new(name));
+    crate::source::read_all(&mut r)
+}
+
+/// Parses `.std` from any reader.
+pub fn parse_reader(input: impl Read, name: &str) -> Result<Trace, TraceError> {
+    let mut r = StdReader::new(BufReader::new(input), Path::new(name));
+    crate::source::read_all(&mut r)
+}
+
+enum Op<'a> {
+    Access(Kind, &'a str, Option<i64>),
+    Lock(Kind, &'a str),
+    Thread(Kind, &'a str),
+    Bare(Kind),
+    /// `None` set: `*` (every object).
+    Enter(&'a str, Option<Vec<&'a str>>),
+    Exit(&'a str),
+}
+
+const OPS_EXPECTED: &str = "r(V), w(V), r(V,VAL), w(V,VAL), vr(..), vw(..), acq(L), rel(L), \
+fork(T), join(T), begin, end, wait(L), wake(L), notify(L), notifyall(L), br, enter(M;O,..), exit(M)";
+
+fn parse_op(op: &str) -> Result<Option<Op<'_>>, String> {
+    let (name, args) = match op.find('(') {
+        None => (op, None),
+        Some(i) => {
+            let Some(inner) = op[i + 1..].strip_suffix(')') else {
+                return Err(format!("operation `{}`: expected `)` at the end", clip(op)));
+            };
+            (op[..i].trim_end(), Some(inner))
+        }
+    };
+    let one = |what: &str| -> Result<&str, String> {
+        let a = args.ok_or_else(|| format!("`{name}` expects one argument: {name}({what})"))?;
+        let a = a.trim();
+        check_name(a).map_err(|m| format!("`{name}({a})`: {what}: {m}"))?;
+        Ok(a)
+    };
+    let none = || -> Result<(), String> {
+        match args {
+            None => Ok(()),
+            Some(_) => Err(format!("`{name}` takes no argument")),
+        }
+    };
+    Ok(Some(match name {
+        "r" | "w" | "vr" | "vw" => {
+            let kind = match name {
+                "r" => Kind::Read,
+                "w" => Kind::Write,
+                "vr" => Kind::VRead,
+                _ => Kind::VWrite,
+            };
+            let a = args.ok_or_else(|| format!("`{name}` expects {name}(V) or {name}(V,VAL)"))?;
+            let (var, val) = match a.split_once(',') {
+                None => (a.trim(), None),
+                Some((v, x)) => (v.trim(), Some(parse_value(x.trim())?)),
+            };
+            check_name(var).map_err(|m| format!("`{name}(..)`: variable: {m}"))?;
+            Op::Access(kind, var, val)
+        }
+        "acq" => Op::Lock(Kind::Acquire, one("L")?),
+        "rel" => Op::Lock(Kind::Release, one("L")?),
+        "wait" => Op::Lock(Kind::Wait, one("L")?),
+        "wake" => Op::Lock(Kind::Wake, one("L")?),
+        "notify" => Op::Lock(Kind::Notify, one("L")?),
+        "notifyall" | "notifyAll" => Op::Lock(Kind::NotifyAll, one("L")?),
+        "fork" => Op::Thread(Kind::Fork, one("T")?),
+        "join" => Op::Thread(Kind::Join, one("T")?),
+        // RAPID's transaction markers begin(X)/end(X) and its req(L)/dummy(X) lines.
+        "begin" | "end" if args.is_some() => return Ok(None),
+        "req" | "dummy" => {
+            one("X")?;
+            return Ok(None);
+        }
+        "begin" => Op::Bare(Kind::Begin),
+        "end" => Op::Bare(Kind::End),
+        "br" => {
+            none()?;
+            Op::Bare(Kind::Branch)
+        }
+        "enter" => {
+            let a = args.ok_or("`enter` expects enter(M;O1,O2,...)")?;
+            let Some((m, objs)) = a.split_once(';') else {
+                return Err(format!("`enter({a})`: expected `;` between method and objects"));
+            };
+            let m = m.trim();
+            check_name(m).map_err(|e| format!("`enter(..)`: method: {e}"))?;
+            let objs = objs.trim();
+            if objs == "*" {
+                Op::Enter(m, None)
+            } else if objs.is_empty() {
+                Op::Enter(m, Some(Vec::new()))
+            } else {
+                let mut v = Vec::new();
+                for o in objs.split(',') {
+                    let o = o.trim();
+                    check_name(o).map_err(|e| format!("`enter(..)`: object: {e}"))?;
+                    v.push(o);
+                }
+                Op::Enter(m, Some(v))
+            }
+        }
+        "exit" => Op::Exit(one("M")?),
+        "" => return Err(format!("empty operation; expected one of {OPS_EXPECTED}")),
+        other => {
+            return Err(format!("unknown operation `{}`; expected one of {OPS_EXPECTED}", clip(other)))
+        }
+    }))
+}
+
+fn check_name(s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("empty name".into());
+    }
+    if let Some(c) = s.chars().find(|c| matches!(c, '|' | '(' | ')' | ',' | ';')) {
+        return Err(format!("`{}` contains `{c}`, which names may not contain", clip(s)));
+    }
+    Ok(())
+}
+
+/// A signed 64-bit decimal or a `0x` hexadecimal value (hex is taken as the 64 bits).
+pub fn parse_value(s: &str) -> Result<i64, String> {
+    let bad = || format!("value `{}`: expected a signed 64-bit decimal or 0x-hexadecimal integer", clip(s));
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        if h.is_empty() || h.len() > 16 {
+            return Err(bad());
+        }
+        return u64::from_str_radix(h, 16).map(|x| x as i64).map_err(|_| bad());
+    }
+    if s.starts_with('+') {
+        return Err(bad());
+    }
+    s.parse::<i64>().map_err(|_| bad())
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() > 60 {
+        let t: String = s.chars().take(57).collect();
+        format!("{t}...")
+    } else {
+        s.to_owned()
+    }
+}
+
+/// Writes one event as a `.std` line (without the newline).
+pub fn format_event(e: &Event, sym: &Symbols, out: &mut impl Write) -> std::io::Result<()> {
+    let t = sym.thread_name(e.thread);
+    let loc = sym.loc_name(e.loc);
+    write!(out, "{t}|")?;
+    match e.kind {
+        Kind::Read | Kind::Write | Kind::VRead | Kind::VWrite => {
+            let op = match e.kind {
+                Kind::Read => "r",
+                Kind::Write => "w",
+                Kind::VRead => "vr",
+                _ => "vw",
+            };
+            let v = sym.var_name(e.target);
+            if e.has_value() {
+                write!(out, "{op}({v},{})", e.value)?;
+            } else {
+                write!(out, "{op}({v})")?;
+            }
+        }
+        Kind::Acquire => write!(out, "acq({})", sym.lock_name(e.target))?,
+        Kind::Release => write!(out, "rel({})", sym.lock_name(e.target))?,
+        Kind::Wait => write!(out, "wait({})", sym.lock_name(e.target))?,
+        Kind::Wake => write!(out, "wake({})", sym.lock_name(e.target))?,
+        Kind::Notify => write!(out, "notify({})", sym.lock_name(e.target))?,
+        Kind::NotifyAll => write!(out, "notifyall({})", sym.lock_name(e.target))?,
+        Kind::Fork => write!(out, "fork({})", sym.thread_name(e.target))?,
+        Kind::Join => write!(out, "join({})", sym.thread_name(e.target))?,
+        Kind::Begin => write!(out, "begin")?,
+        Kind::End => write!(out, "end")?,
+        Kind::Branch => write!(out, "br")?,
+        Kind::Enter => {
+            write!(out, "enter({};", sym.methods.name(e.target))?;
+            match &sym.objsets[e.value as usize] {
+                ObjSet::All => write!(out, "*")?,
+                ObjSet::Objects(v) => {
+                    for (i, o) in v.iter().enumerate() {
+                        if i > 0 {
+                            write!(out, ",")?;
+                        }
+                        write!(out, "{}", sym.objects.name(*o))?;
+                    }
+                }
+            }
+            write!(out, ")")?;
+        }
+        Kind::Exit => write!(out, "exit({})", sym.methods.name(e.target))?,
+    }
+    write!(out, "|{loc}")
+}
+
+/// Prints a whole trace in `.std` format.
+pub fn write_trace(trace: &Trace, out: &mut impl Write) -> std::io::Result<()> {
+    for e in &trace.events {
+        format_event(e, &trace.symbols, out)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIG4: &str = "t1|fork(t2)|1\nt1|acq(l)|2\nt1|w(x,1)|3\nt1|w(y,1)|4\nt1|rel(l)|5\n\
+t2|begin|6\nt2|acq(l)|7\nt2|r(y,1)|8\nt2|rel(l)|9\nt2|r(x,1)|10\nt2|br|11\nt2|w(z,1)|12\n\
+t2|end|13\nt1|join(t2)|14\nt1|r(z,1)|15\nt1|br|16\n";
+
+    #[test]
+    fn parses_design_example() {
+        let t = parse_str(FIG4, "fig4.std").unwrap();
+        assert_eq!(t.events.len(), 16);
+        assert!(t.has_branches);
+        assert_eq!(t.symbols.threads.len(), 2);
+        let e = t.events[2];
+        assert_eq!(e.kind, Kind::Write);
+        assert_eq!(t.symbols.var_name(e.target), "x");
+        assert!(e.has_value());
+        assert_eq!(e.value, 1);
+        assert_eq!(t.symbols.loc_name(e.loc), "3");
+    }
+
+    #[test]
+    fn round_trips() {
+        let text = "# comment\n\nT 1 |fork( t2 )| A.java:3 \nT 1|w(o1.f,0xff)|\nT 1|vw(v,-5)\n\
+T 1|acq(l)|x\nT 1|acq(l)|x\nT 1|wait(l)|w\nt2|notifyall(l)|n\nT 1|wake(l)|k\nT 1|rel(l)|\n\
+T 1|rel(l)|\nt2|enter(java.util.HashMap.put;o1,Main)|9\nt2|exit(java.util.HashMap.put)|9\n\
+t2|enter(m;)|\nt2|enter(m;*)|\nt2|req(l)|1\nt2|begin(tx)|\nt2|dummy(q)|\nt2|r(o1.f)|\n";
+        let t = parse_str(text, "rt.std").unwrap();
+        assert_eq!(t.events.len(), 15);
+        assert_eq!(t.events[1].value, 255);
+        assert!(t.events[4].is_nested());
+        let mut out = Vec::new();
+        write_trace(&t, &mut out).unwrap();
+        let t2 = parse_str(std::str::from_utf8(&out).unwrap(), "rt2.std").unwrap();
+        assert_eq!(t.events, t2.events);
+        let mut out2 = Vec::new();
+        write_trace(&t2, &mut out2).unwrap();
+        assert_eq!(out, out2);
+    }
+
+    fn err_of(text: &str) -> String {
+        parse_str(text, "bad.std").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_file_line_and_expectation() {
+        let cases: &[(&str, &str)] = &[
+            ("t1|w(x)|1\nt1|frob(x)|2\n", "bad.std:2: unknown operation `frob`"),
+            ("t1\n", "bad.std:1: expected THREAD|OP|LOCATION"),
+            ("t1|w(x)|1|2\n", "bad.std:1: expected THREAD|OP|LOCATION, found more than three"),
+            ("t1|w(x,abc)|1\n", "bad.std:1: value `abc`: expected a signed 64-bit"),
+            ("t1|w(x,99999999999999999999)|1\n", "bad.std:1: value"),
+            ("t1|w(x|1\n", "expected `)`"),
+            ("t1|w()|1\n", "variable: empty name"),
+            ("|w(x)|1\n", "thread name: empty name"),
+            ("t1|acq()|1\n", "empty name"),
+            ("t1|br(x)|1\n", "`br` takes no argument"),
+            ("t1|enter(m)|1\n", "expected `;`"),
+            ("t1|rel(l)|1\n", "bad.std:1: release of lock l that thread t1 does not hold"),
+            ("t1|acq(l)|1\nt2|acq(l)|2\n", "bad.std:2: acquire of lock l that thread t1 holds"),
+            ("t1|fork(t2)|1\nt1|join(t2)|2\nt2|w(x)|3\n", "bad.std:3: thread t2 has an event after it was joined"),
+            ("t1|end|1\nt1|w(x)|2\n", "bad.std:2: thread t1 has an event after its end"),
+            ("t2|w(x)|1\nt1|fork(t2)|2\n", "bad.std:2: fork(t2) after thread t2 already has events"),
+            ("t1|wake(l)|1\n", "wake(l) without an earlier wait(l)"),
+            ("t1|wait(l)|1\n", "wait on l that thread t1 does not hold"),
+            ("t1|acq(l)|1\nt1|wait(l)|2\nt1|w(x)|3\n", "bad.std:3: thread t1 has an event while it waits on l"),
+            ("t1|w(x)|1\nt1|begin|2\n", "begin of thread t1 is not its first event"),
+            ("t1|r(a(b))|1\n", "contains `(`"),
+        ];
+        for (text, want) in cases {
+            let got = err_of(text);
+            assert!(got.contains(want), "for {text:?}: got {got:?}, want {want:?}");
+        }
+    }
+
+    #[test]
+    fn open_locks_at_end_are_fine() {
+        let t = parse_str("t1|acq(l)|1\nt1|w(x)|2\n", "ok.std").unwrap();
+        assert_eq!(t.events.len(), 2);
+    }
+}
