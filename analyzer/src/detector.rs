@@ -15,13 +15,16 @@ pub struct RacePair {
     pub var: VarId,
     pub first: u64,
     pub second: u64,
+    pub first_loc: LocId,
+    pub second_loc: LocId,
 }
 
 /// Collects races, one representative per (variable, unordered location pair): the pair
 /// with the earliest second event, then the earliest first event.
 #[derive(Debug, Default)]
 pub struct RaceSink {
-    found: HashMap<(VarId, LocId, LocId), (u64, u64)>,
+    /// (var, low loc, high loc) -> (first, second, first's loc, second's loc).
+    found: HashMap<(VarId, LocId, LocId), (u64, u64, LocId, LocId)>,
 }
 
 impl RaceSink {
@@ -33,16 +36,16 @@ impl RaceSink {
     /// to `var` race. Order of `a` and `b` does not matter.
     pub fn report(&mut self, var: VarId, a: u64, a_loc: LocId, b: u64, b_loc: LocId) {
         debug_assert_ne!(a, b);
-        let (first, second) = if a < b { (a, b) } else { (b, a) };
+        let v = if a < b { (a, b, a_loc, b_loc) } else { (b, a, b_loc, a_loc) };
         let key = (var, a_loc.min(b_loc), a_loc.max(b_loc));
         self.found
             .entry(key)
             .and_modify(|p| {
-                if (second, first) < (p.1, p.0) {
-                    *p = (first, second)
+                if (v.1, v.0) < (p.1, p.0) {
+                    *p = v
                 }
             })
-            .or_insert((first, second));
+            .or_insert(v);
     }
 
     /// True if a race on `var` between these two locations was already reported.
@@ -62,7 +65,13 @@ impl RaceSink {
         let mut v: Vec<RacePair> = self
             .found
             .iter()
-            .map(|(&(var, _, _), &(first, second))| RacePair { var, first, second })
+            .map(|(&(var, _, _), &(first, second, first_loc, second_loc))| RacePair {
+                var,
+                first,
+                second,
+                first_loc,
+                second_loc,
+            })
             .collect();
         v.sort_by_key(|p| (p.second, p.first, p.var));
         v

@@ -3,8 +3,36 @@
 //! Every detector implements [`detector::Detector`]; [`engine`] runs several over one
 //! pass of a trace and folds their races into signatures for [`report`].
 
+pub mod cp;
 pub mod detector;
+pub mod engine;
+pub mod hb;
+pub mod lockset;
+pub mod shb;
 pub mod sync;
+pub mod testing;
 pub mod vc;
+pub mod wcp;
 
 pub use detector::{Detector, Outcome, RacePair, RaceSink};
+
+/// Every detector name, in the order reports list them.
+pub const DETECTORS: &[&str] = &["hb", "lockset", "cp", "wcp", "shb"];
+
+/// Names accepted by `-d` that later work will provide.
+pub const PLANNED: &[&str] = &["m2", "mcm", "said", "rdit"];
+
+/// The default set: sound on every report (shb) plus the fast classics.
+pub const DEFAULT_DETECTORS: &[&str] = &["hb", "shb", "wcp"];
+
+/// A fresh detector by name.
+pub fn make_detector(name: &str) -> Option<Box<dyn Detector>> {
+    Some(match name {
+        "hb" => Box::new(hb::HbDetector::default()),
+        "lockset" => Box::new(lockset::LocksetDetector::default()),
+        "cp" => Box::new(cp::CpDetector::default()),
+        "wcp" => Box::new(wcp::WcpDetector::default()),
+        "shb" => Box::new(shb::ShbDetector::default()),
+        _ => return None,
+    })
+}

@@ -1,0 +1,17 @@
+//! Placeholder: being written.
+
+use crate::detector::{Detector, Outcome, RaceSink};
+use jrace_trace::Event;
+
+#[derive(Default)]
+pub struct LocksetDetector;
+
+impl Detector for LocksetDetector {
+    fn name(&self) -> &'static str {
+        "lockset"
+    }
+    fn on_event(&mut self, _idx: u64, _e: &Event, _races: &mut RaceSink) {}
+    fn finish(&mut self, _races: &mut RaceSink) -> Outcome {
+        Outcome::default()
+    }
+}

@@ -1,0 +1,47 @@
+//! Every test vector in `tests/vectors/` (from the notes in shared/papers/notes) against
+//! the `# expect DET:` lines it carries, for every detector that exists.
+
+use jrace_analyzer::testing::{expectations, run_detector};
+use jrace_analyzer::{DETECTORS, make_detector};
+use std::path::PathBuf;
+
+fn vector_files() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/vectors exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "std"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_vector_matches_its_expectations() {
+    let files = vector_files();
+    assert!(!files.is_empty(), "no vectors found");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let trace = jrace_trace::std_format::parse_str(&text, &f.display().to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
+        for (det, want) in expectations(&text) {
+            if !DETECTORS.contains(&det.as_str()) || make_detector(&det).is_none() {
+                continue;
+            }
+            checked += 1;
+            let got = run_detector(&trace, &det);
+            if got != want {
+                failures.push(format!(
+                    "{} {det}: got {:?}, want {:?}",
+                    f.file_name().unwrap().to_string_lossy(),
+                    got,
+                    want
+                ));
+            }
+        }
+    }
+    assert!(checked > 0);
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+}
