@@ -8,6 +8,7 @@ pub mod detector;
 pub mod engine;
 pub mod hb;
 pub mod lockset;
+pub mod oracle;
 pub mod shb;
 pub mod sync;
 pub mod testing;

@@ -1,17 +1,204 @@
-//! Placeholder: being written.
+//! `lockset`: Eraser-style lockset checking (Savage et al., TOCS 1997), reported as
+//! warnings.
+//!
+//! For every plain access the detector knows the set of locks its thread holds
+//! (outermost acquisitions only: re-entrant inner acquires and releases, flagged
+//! [`jrace_trace::FLAG_NESTED`], change nothing; `wait` gives its lock up and `wake`
+//! takes it back). It reports a pair of conflicting plain accesses (same variable,
+//! different threads, at least one a write) whose lock sets are **disjoint**, with two
+//! refinements that remove the classic false alarms of initialization and hand-off:
+//!
+//! - **Eraser's states.** A variable accessed by one thread only is *exclusive* to it
+//!   and nothing is reported. When a second thread reads it, it becomes *shared*
+//!   (read-only after initialization, still nothing reported). Once a second thread
+//!   writes it, or any thread writes it while shared, it is *shared-modified*: from then
+//!   on, every access (including that one) is checked against all earlier accesses of
+//!   other threads, initialization included. So a write-then-read-only publication
+//!   (m2.md fig8's `u`) is not reported, while fig8's `x:(7,13)` is.
+//! - **Fork/join.** Two accesses ordered by program order, fork and join alone are never
+//!   reported; and if every access so far is ordered before a new thread's access (the
+//!   variable was handed over by fork or join), the variable stays exclusive and passes
+//!   to the new thread.
+//!
+//! Volatile accesses are never reported and do not synchronize here. Every signature is
+//! found, not only the first: for each variable the detector keeps the latest access per
+//! (thread, location, read/write, lock set).
+//!
+//! **Promise**: none. Lockset is neither sound (V4's `a[0]:(2,7)`, V6a's `y:(6,11)` and
+//! fig8's `x:(7,13)` are false alarms: lock sets ignore ordering through data and
+//! wait/notify) nor complete (a variable never written by two threads, or read-shared,
+//! is never checked; accesses under a common lock that still race by program order of
+//! sections are not found). It is fast and schedule-independent, so its reports are
+//! [`Outcome::warnings_only`].
 
 use crate::detector::{Detector, Outcome, RaceSink};
-use jrace_trace::Event;
+use crate::vc::VectorClock;
+use jrace_trace::{Event, Kind, LockId, LocId, ThreadId};
+use std::collections::HashMap;
+
+/// Eraser's per-variable state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VarState {
+    Virgin,
+    /// Accessed only by this thread; `epoch` is its latest access (fork/join clock).
+    Exclusive { thread: ThreadId, epoch: u32 },
+    Shared,
+    SharedModified,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Access {
+    thread: ThreadId,
+    loc: LocId,
+    write: bool,
+    lockset: u32,
+    /// The thread's own fork/join clock component at the access.
+    epoch: u32,
+    idx: u64,
+}
+
+struct VarInfo {
+    state: VarState,
+    history: Vec<Access>,
+}
 
 #[derive(Default)]
-pub struct LocksetDetector;
+pub struct LocksetDetector {
+    /// Fork/join-only clocks (program order, fork, join).
+    clocks: Vec<VectorClock>,
+    /// Locks each thread holds now (outermost), sorted.
+    held: Vec<Vec<LockId>>,
+    /// Interned lock sets: id -> sorted locks.
+    sets: Vec<Vec<LockId>>,
+    set_ids: HashMap<Vec<LockId>, u32>,
+    vars: Vec<Option<VarInfo>>,
+}
+
+fn grow<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if i >= v.len() {
+        v.resize_with(i + 1, T::default);
+    }
+    &mut v[i]
+}
+
+/// Whether two sorted lock lists share no lock.
+fn disjoint(a: &[LockId], b: &[LockId]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return false,
+        }
+    }
+    true
+}
+
+impl LocksetDetector {
+    fn clock(&mut self, t: ThreadId) -> &mut VectorClock {
+        let c = grow(&mut self.clocks, t as usize);
+        if c.get(t) == 0 {
+            c.set(t, 1);
+        }
+        c
+    }
+
+    fn lockset_id(&mut self, t: ThreadId) -> u32 {
+        let held = grow(&mut self.held, t as usize);
+        if let Some(&id) = self.set_ids.get(held.as_slice()) {
+            return id;
+        }
+        let id = self.sets.len() as u32;
+        self.sets.push(held.clone());
+        self.set_ids.insert(held.clone(), id);
+        id
+    }
+
+    fn hold(&mut self, t: ThreadId, l: LockId) {
+        let h = grow(&mut self.held, t as usize);
+        if let Err(p) = h.binary_search(&l) {
+            h.insert(p, l);
+        }
+    }
+
+    fn unhold(&mut self, t: ThreadId, l: LockId) {
+        let h = grow(&mut self.held, t as usize);
+        if let Ok(p) = h.binary_search(&l) {
+            h.remove(p);
+        }
+    }
+
+    fn access(&mut self, idx: u64, e: &Event, races: &mut RaceSink) {
+        let t = e.thread;
+        let write = e.kind == Kind::Write;
+        let lockset = self.lockset_id(t);
+        self.clock(t);
+        let clock = &self.clocks[t as usize];
+        let epoch = clock.get(t);
+        let info = grow(&mut self.vars, e.target as usize)
+            .get_or_insert_with(|| VarInfo { state: VarState::Virgin, history: Vec::new() });
+        info.state = match info.state {
+            VarState::Virgin => VarState::Exclusive { thread: t, epoch },
+            VarState::Exclusive { thread, .. } if thread == t => {
+                VarState::Exclusive { thread: t, epoch }
+            }
+            // Handed over: every earlier access is ordered before this one.
+            VarState::Exclusive { thread, epoch: last } if last <= clock.get(thread) => {
+                VarState::Exclusive { thread: t, epoch }
+            }
+            VarState::Exclusive { .. } | VarState::Shared if write => VarState::SharedModified,
+            VarState::Exclusive { .. } => VarState::Shared,
+            s => s,
+        };
+        let mut slot = None;
+        let check = info.state == VarState::SharedModified;
+        let mine = &self.sets[lockset as usize];
+        for (i, a) in info.history.iter().enumerate() {
+            if a.thread == t {
+                if a.loc == e.loc && a.write == write && a.lockset == lockset {
+                    slot = Some(i);
+                }
+            } else if check
+                && (a.write || write)
+                && a.epoch > clock.get(a.thread)
+                && disjoint(&self.sets[a.lockset as usize], mine)
+            {
+                races.report(e.target, a.idx, a.loc, idx, e.loc);
+            }
+        }
+        let entry = Access { thread: t, loc: e.loc, write, lockset, epoch, idx };
+        match slot {
+            Some(i) => info.history[i] = entry,
+            None => info.history.push(entry),
+        }
+    }
+}
 
 impl Detector for LocksetDetector {
     fn name(&self) -> &'static str {
         "lockset"
     }
-    fn on_event(&mut self, _idx: u64, _e: &Event, _races: &mut RaceSink) {}
+
+    fn on_event(&mut self, idx: u64, e: &Event, races: &mut RaceSink) {
+        let t = e.thread;
+        match e.kind {
+            Kind::Read | Kind::Write => self.access(idx, e, races),
+            Kind::Acquire | Kind::Wake if !e.is_nested() => self.hold(t, e.target),
+            Kind::Release | Kind::Wait if !e.is_nested() => self.unhold(t, e.target),
+            Kind::Fork => {
+                let c = self.clock(t).clone();
+                self.clock(e.target).join(&c);
+                self.clock(t).inc(t);
+            }
+            Kind::Join => {
+                let c = self.clock(e.target).clone();
+                self.clock(t).join(&c);
+            }
+            _ => {}
+        }
+    }
+
     fn finish(&mut self, _races: &mut RaceSink) -> Outcome {
-        Outcome::default()
+        Outcome { warnings_only: true, ..Outcome::default() }
     }
 }
