@@ -202,3 +202,42 @@ impl Detector for LocksetDetector {
         Outcome { warnings_only: true, ..Outcome::default() }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::run_detector;
+    use std::collections::BTreeSet;
+
+    fn lockset(text: &str) -> BTreeSet<String> {
+        run_detector(&jrace_trace::std_format::parse_str(text, "t").unwrap(), "lockset")
+    }
+
+    #[test]
+    fn disjoint_locksets_are_reported_once_shared_modified() {
+        let t = "t1|acq(l)|1\nt1|w(x)|2\nt1|rel(l)|3\nt2|w(x)|4\nt2|acq(l)|5\nt2|r(x)|6\nt2|rel(l)|7\n";
+        assert_eq!(lockset(t), ["x:(2,4)".to_string()].into());
+    }
+
+    #[test]
+    fn read_shared_and_fork_join_handoff_are_not_reported() {
+        // Initialized by t1, then only read by t2.
+        assert!(lockset("t1|w(x)|1\nt2|r(x)|2\nt2|r(x)|3\n").is_empty());
+        // Handed to t2 by fork and back by join.
+        let t = "t1|w(x)|1\nt1|fork(t2)|2\nt2|w(x)|3\nt1|join(t2)|4\nt1|w(x)|5\n";
+        assert!(lockset(t).is_empty());
+        // Without the join the last write races.
+        let t = "t1|w(x)|1\nt1|fork(t2)|2\nt2|w(x)|3\nt1|w(x)|5\n";
+        assert_eq!(lockset(t), ["x:(3,5)".to_string()].into());
+    }
+
+    #[test]
+    fn reentrant_wait_and_wake_keep_the_lockset() {
+        // The inner release does not drop l; wait drops it, wake takes it back.
+        let t = "t1|acq(l)|1\nt1|acq(l)|2\nt1|rel(l)|3\nt1|w(x)|4\nt1|rel(l)|5\n\
+                 t2|acq(l)|6\nt2|w(x)|7\nt2|rel(l)|8\n";
+        assert!(lockset(t).is_empty());
+        let t = "t1|acq(l)|1\nt1|wait(l)|2\nt2|acq(l)|3\nt2|w(x)|4\nt2|notify(l)|5\nt2|rel(l)|6\n\
+                 t1|wake(l)|7\nt1|w(x)|8\nt1|rel(l)|9\n";
+        assert!(lockset(t).is_empty());
+    }
+}
