@@ -1,1 +1,298 @@
-fn main() {}
+//! `jrace`: the command line. Parses arguments, opens traces, runs the analyzer and
+//! prints reports; everything else lives in the `trace` and `analyzer` crates.
+//!
+//! Exit status (DESIGN §4): 0 analysis finished, 1 races found with `--fail-on-race`,
+//! 2 bad usage or bad input.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use jrace_analyzer::{engine, report};
+use jrace_trace::{EventSource, Kind};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const DEMO_TRACE: &str = include_str!("../examples/bank.std");
+
+#[derive(Parser)]
+#[command(
+    name = "jrace",
+    version,
+    about = "Predict the data races another schedule of a Java program would hit",
+    long_about = "jrace predicts data races from one recorded run of a Java program: it reports \
+pairs of conflicting accesses that some other schedule of the same program can run back to \
+back, using detectors that range from fast vector clocks (hb, shb, wcp, cp) to lockset warnings.\n\n\
+A trace is either a `.std` text file (RAPID's format plus jrace's extensions: one \
+`THREAD|OP|LOCATION` line per event) or a trace directory written by jrace's recorder.",
+    after_help = "Examples:\n  jrace demo\n  jrace analyze run.std\n  jrace analyze run.std -d hb,shb,wcp,cp,lockset --format json\n  jrace stats run.std\n  jrace convert run.std --to bin -o run.trace\n\nExit status: 0 analysis finished (races or not), 1 races found with --fail-on-race, 2 bad usage or bad input."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Analyze a trace and report predicted races.
+    #[command(after_help = DETECTOR_HELP)]
+    Analyze(AnalyzeArgs),
+    /// Print what a trace contains: events by kind, threads, variables, locks.
+    Stats {
+        /// A `.std` file or a trace directory.
+        trace: PathBuf,
+    },
+    /// Convert a trace between the `.std` text format and the binary trace directory.
+    Convert {
+        /// A `.std` file or a trace directory.
+        trace: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum)]
+        to: ConvertTo,
+        /// Output file (`std`) or directory (`bin`).
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Analyze a bundled racy example and print its report.
+    Demo,
+}
+
+const DETECTOR_HELP: &str = "Detectors (-d):\n  hb       happens-before with vector clocks; sound for the first race only\n  shb      schedulable happens-before; every race it reports is real\n  wcp      weak causal precedence; finds races hb misses by reordering critical sections\n  cp       causally-precedes; between hb and wcp\n  lockset  Eraser's lockset; warnings only, not sound\n  all      every detector above\nDefault: hb,shb,wcp.";
+
+#[derive(clap::Args)]
+struct AnalyzeArgs {
+    /// A `.std` file or a trace directory written by the recorder.
+    trace: PathBuf,
+    /// Comma-separated detectors, or `all`.
+    #[arg(short, long, value_delimiter = ',', default_value = "hb,shb,wcp")]
+    detectors: Vec<String>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Exit with status 1 when any race is reported.
+    #[arg(long)]
+    fail_on_race: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ConvertTo {
+    Std,
+    Bin,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("jrace: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Analyze(args) => analyze(&args),
+        Command::Stats { trace } => stats(&trace),
+        Command::Convert { trace, to, output } => convert(&trace, to, &output),
+        Command::Demo => demo(),
+    }
+}
+
+/// Expands `-d` into detector names, rejecting unknown ones with the list of valid names.
+fn detector_names(requested: &[String]) -> Result<Vec<&'static str>> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for r in requested {
+        let r = r.trim();
+        if r == "all" {
+            for d in jrace_analyzer::DETECTORS {
+                if !names.contains(d) {
+                    names.push(d);
+                }
+            }
+            continue;
+        }
+        if let Some(d) = jrace_analyzer::DETECTORS.iter().find(|d| **d == r) {
+            if !names.contains(d) {
+                names.push(d);
+            }
+        } else if jrace_analyzer::PLANNED.contains(&r) {
+            bail!("detector `{r}` is not available in this build yet; available: {}", jrace_analyzer::DETECTORS.join(","));
+        } else {
+            bail!("unknown detector `{r}`; expected a comma list of {} or `all`", jrace_analyzer::DETECTORS.join(","));
+        }
+    }
+    if names.is_empty() {
+        bail!("no detector given; expected a comma list of {} or `all`", jrace_analyzer::DETECTORS.join(","));
+    }
+    Ok(names)
+}
+
+fn progress_bar(what: &str) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} {pos} events ({per_sec}, {elapsed})")
+            .expect("valid template"),
+    );
+    pb.set_message(what.to_owned());
+    Some(pb)
+}
+
+fn open(path: &Path) -> Result<Box<dyn EventSource>> {
+    Ok(jrace_trace::open(path)?)
+}
+
+fn analyze_source(
+    path: &Path,
+    reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
+    names: &[&'static str],
+) -> Result<report::Report> {
+    let detectors = names
+        .iter()
+        .map(|n| jrace_analyzer::make_detector(n).ok_or_else(|| anyhow!("detector {n} missing")))
+        .collect::<Result<Vec<_>>>()?;
+    let mut src = reopen()?;
+    let pb = progress_bar("analyzing");
+    let analysis = engine::run(src.as_mut(), detectors, &mut |n| {
+        if let Some(pb) = &pb {
+            pb.set_position(n);
+        }
+    })
+    .with_context(|| format!("cannot analyze {}", path.display()))?;
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let needed = report::needed_events(&analysis);
+    let facts = if needed.is_empty() {
+        Default::default()
+    } else {
+        let mut src2 = reopen()?;
+        report::annotate(src2.as_mut(), &needed)?
+    };
+    Ok(report::build(&analysis, &facts))
+}
+
+fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
+    let names = detector_names(&args.detectors)?;
+    let path = args.trace.clone();
+    let rep = analyze_source(&args.trace, &|| open(&path), &names)?;
+    emit(&rep, args.format, args.output.as_deref())?;
+    Ok(if args.fail_on_race && !rep.races.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn emit(rep: &report::Report, format: Format, output: Option<&Path>) -> Result<()> {
+    let text = match format {
+        Format::Text => report::to_text(rep),
+        Format::Json => report::to_json(rep),
+        Format::Sarif => report::to_sarif(rep),
+    };
+    match output {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (e.g. `| head`) is not an error worth a message.
+            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn stats(path: &Path) -> Result<ExitCode> {
+    let mut src = open(path)?;
+    let mut counts = jrace_trace::Counts::default();
+    let pb = progress_bar("reading");
+    while let Some(e) = src.next_event()? {
+        counts.add(&e);
+        if counts.events % engine::PROGRESS_EVERY == 0 {
+            if let Some(pb) = &pb {
+                pb.set_position(counts.events);
+            }
+        }
+    }
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let sym = src.symbols();
+    let mut s = String::new();
+    use std::fmt::Write as _;
+    let _ = writeln!(s, "trace:      {}", path.display());
+    let _ = writeln!(s, "events:     {}", counts.events);
+    let _ = writeln!(s, "threads:    {}", sym.threads.len());
+    let _ = writeln!(s, "variables:  {} ({} static names)", sym.vars.len(), sym.statics.len());
+    let _ = writeln!(s, "locks:      {}", sym.locks.len());
+    let _ = writeln!(s, "locations:  {}", sym.locs.len());
+    let _ = writeln!(s, "branches recorded: {}", if src.has_branches() { "yes" } else { "no" });
+    if path.is_dir() {
+        let bytes = dir_size(path);
+        let per = if counts.events > 0 { bytes as f64 / counts.events as f64 } else { 0.0 };
+        let _ = writeln!(s, "size on disk: {bytes} bytes ({per:.2} bytes/event)");
+    }
+    let _ = writeln!(s, "events by kind:");
+    for k in Kind::ALL {
+        let n = counts.of(k);
+        if n > 0 {
+            let _ = writeln!(s, "  {:<10} {n}", k.name());
+        }
+    }
+    print!("{s}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dir_size(p: &Path) -> u64 {
+    std::fs::read_dir(p)
+        .map(|rd| rd.flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum())
+        .unwrap_or(0)
+}
+
+fn convert(path: &Path, to: ConvertTo, output: &Path) -> Result<ExitCode> {
+    match to {
+        ConvertTo::Std => {
+            let mut src = open(path)?;
+            let f = std::fs::File::create(output).with_context(|| format!("cannot create {}", output.display()))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+            while let Some(e) = src.next_event()? {
+                jrace_trace::std_format::format_event(&e, src.symbols(), &mut w)?;
+                w.write_all(b"\n")?;
+            }
+            w.flush().with_context(|| format!("cannot write {}", output.display()))?;
+        }
+        ConvertTo::Bin => {
+            let trace = jrace_trace::load(path)?;
+            jrace_trace::binlog::write_trace(&trace, output)
+                .with_context(|| format!("cannot write trace directory {}", output.display()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn demo() -> Result<ExitCode> {
+    let dir = std::env::temp_dir().join(format!("jrace-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("bank.std");
+    std::fs::write(&path, DEMO_TRACE)?;
+    eprintln!("jrace demo: analyzing a recorded run of a small bank program (2 tellers, 1 auditor)");
+    eprintln!("            trace: {} ({} lines)\n", path.display(), DEMO_TRACE.lines().count());
+    let names = detector_names(&["all".to_owned()])?;
+    let p2 = path.clone();
+    let rep = analyze_source(&path, &|| open(&p2), &names)?;
+    emit(&rep, Format::Text, None)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(ExitCode::SUCCESS)
+}

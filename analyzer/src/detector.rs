@@ -7,7 +7,7 @@
 //! and the report later folds variables into race signatures (DESIGN §5).
 
 use jrace_trace::{Event, LocId, VarId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// One racing pair: 0-based event indices in global order, `first < second`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -95,6 +95,13 @@ pub trait Detector {
     fn name(&self) -> &'static str;
     /// Called once per event, in global order; `idx` is the 0-based event index.
     fn on_event(&mut self, idx: u64, e: &Event, races: &mut RaceSink);
+    /// Called with consecutive events starting at index `first_idx`; detectors override it
+    /// to look ahead (prefetching), the default calls [`Detector::on_event`] for each.
+    fn on_batch(&mut self, first_idx: u64, events: &[Event], races: &mut RaceSink) {
+        for (k, e) in events.iter().enumerate() {
+            self.on_event(first_idx + k as u64, e, races);
+        }
+    }
     /// Called once after the last event.
     fn finish(&mut self, races: &mut RaceSink) -> Outcome;
 }

@@ -71,9 +71,7 @@ pub fn run(
         }
         for (i, d) in detectors.iter_mut().enumerate() {
             let t0 = Instant::now();
-            for (k, e) in batch.iter().enumerate() {
-                d.on_event(idx + k as u64, e, &mut sinks[i]);
-            }
+            d.on_batch(idx, &batch, &mut sinks[i]);
             nanos[i] += t0.elapsed().as_nanos();
         }
         let before = idx;

@@ -21,25 +21,63 @@ use crate::detector::{Detector, Outcome, RaceSink};
 use crate::sync::NotifyMatcher;
 use crate::vc::VectorClock;
 use jrace_trace::{Event, Kind, LocId, ThreadId};
+use smallvec::SmallVec;
 
-/// The latest access of one (thread, location, kind) to a variable.
+/// The latest access of one (thread, location, kind) to a variable, packed into 20
+/// bytes so that two fit inline in a variable's slot: the history of 100 K variables is
+/// far larger than the caches, and each access should cost one cache miss, not two.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AccessEntry {
-    pub thread: ThreadId,
-    pub loc: LocId,
-    pub write: bool,
+    /// Thread id << 1 | 1 for a write.
+    thread_write: u32,
+    loc: LocId,
     /// The thread's own clock component at the access.
-    pub epoch: u32,
-    pub idx: u64,
+    epoch: u32,
+    idx_lo: u32,
+    idx_hi: u32,
 }
 
-/// Per-variable access histories shared by the epoch-based detectors (hb, shb).
+impl AccessEntry {
+    #[inline]
+    fn thread(&self) -> ThreadId {
+        self.thread_write >> 1
+    }
+    #[inline]
+    fn write(&self) -> bool {
+        self.thread_write & 1 != 0
+    }
+    #[inline]
+    fn idx(&self) -> u64 {
+        (self.idx_hi as u64) << 32 | self.idx_lo as u64
+    }
+}
+
+/// Per-variable access histories shared by the epoch-based detectors.
 #[derive(Default)]
 pub(crate) struct AccessHistory {
-    vars: Vec<Vec<AccessEntry>>,
+    vars: Vec<SmallVec<[AccessEntry; 2]>>,
 }
 
 impl AccessHistory {
+    /// Hints the cache that `var`'s slot is needed soon.
+    #[inline]
+    pub fn prefetch_slot(&self, var: u32) {
+        if let Some(h) = self.vars.get(var as usize) {
+            prefetch((h as *const SmallVec<[AccessEntry; 2]>).cast());
+        }
+    }
+
+    /// Hints the cache that `var`'s entries are needed soon, when they live on the heap
+    /// (more than two). Call it after [`AccessHistory::prefetch_slot`] had time to land.
+    #[inline]
+    pub fn prefetch_entries(&self, var: u32) {
+        if let Some(h) = self.vars.get(var as usize) {
+            if h.spilled() {
+                prefetch(h.as_ptr().cast());
+            }
+        }
+    }
+
     /// Reports every recorded access of `var` that conflicts with this one, belongs to
     /// another thread and is not ordered before it by `clock`; then records this access.
     #[inline]
@@ -53,26 +91,45 @@ impl AccessHistory {
     ) {
         let var = e.target as usize;
         if var >= self.vars.len() {
-            self.vars.resize_with(var + 1, Vec::new);
+            self.vars.resize_with(var + 1, SmallVec::new);
         }
         let write = e.kind == Kind::Write;
         let hist = &mut self.vars[var];
+        let thread_write = e.thread << 1 | write as u32;
         let mut slot = None;
         for (i, a) in hist.iter().enumerate() {
-            if a.thread == e.thread {
-                if a.loc == e.loc && a.write == write {
+            if a.thread() == e.thread {
+                if a.loc == e.loc && a.thread_write == thread_write {
                     slot = Some(i);
                 }
-            } else if (a.write || write) && a.epoch > clock.get(a.thread) {
-                races.report(e.target, a.idx, a.loc, idx, e.loc);
+            } else if (a.write() || write) && a.epoch > clock.get(a.thread()) {
+                races.report(e.target, a.idx(), a.loc, idx, e.loc);
             }
         }
-        let entry = AccessEntry { thread: e.thread, loc: e.loc, write, epoch, idx };
+        let entry = AccessEntry {
+            thread_write,
+            loc: e.loc,
+            epoch,
+            idx_lo: idx as u32,
+            idx_hi: (idx >> 32) as u32,
+        };
         match slot {
             Some(i) => hist[i] = entry,
             None => hist.push(entry),
         }
     }
+}
+
+#[inline]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; any address is allowed.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// The happens-before clocks themselves, shared by hb and shb: threads, locks,
@@ -93,15 +150,21 @@ fn slot<T: Default>(v: &mut Vec<T>, i: u32) -> &mut T {
     &mut v[i]
 }
 
+/// The clock of thread `t`, created on first use with its own component at 1.
+#[inline]
+fn thread_clock(threads: &mut Vec<VectorClock>, t: ThreadId) -> &mut VectorClock {
+    let c = slot(threads, t);
+    if c.get(t) == 0 {
+        c.set(t, 1);
+    }
+    c
+}
+
 impl HbClocks {
     /// The clock of thread `t`, created on first use with its own component at 1.
     #[inline]
     pub fn thread(&mut self, t: ThreadId) -> &mut VectorClock {
-        let c = slot(&mut self.threads, t);
-        if c.get(t) == 0 {
-            c.set(t, 1);
-        }
-        c
+        thread_clock(&mut self.threads, t)
     }
 
     /// Applies the synchronization effect of a non-access event. Returns nothing: the
@@ -110,20 +173,20 @@ impl HbClocks {
         let t = e.thread;
         match e.kind {
             Kind::Acquire if !e.is_nested() => {
-                let l = slot(&mut self.locks, e.target).clone();
-                self.thread(t).join(&l);
+                let l = slot(&mut self.locks, e.target);
+                thread_clock(&mut self.threads, t).join(l);
             }
             Kind::Release | Kind::Wait if !e.is_nested() => {
-                let c = self.thread(t).clone();
-                slot(&mut self.locks, e.target).assign(&c);
-                self.thread(t).inc(t);
+                let c = thread_clock(&mut self.threads, t);
+                slot(&mut self.locks, e.target).assign(c);
+                c.inc(t);
                 if e.kind == Kind::Wait {
                     self.notifies.wait(t, e.target, idx);
                 }
             }
             Kind::Wake => {
-                let l = slot(&mut self.locks, e.target).clone();
-                self.thread(t).join(&l);
+                let l = slot(&mut self.locks, e.target);
+                thread_clock(&mut self.threads, t).join(l);
                 if let Some((_, n)) = self.notifies.wake(t, e.target) {
                     self.thread(t).join(&n);
                 }
@@ -143,13 +206,13 @@ impl HbClocks {
                 self.thread(t).join(&c);
             }
             Kind::VWrite => {
-                let c = self.thread(t).clone();
-                slot(&mut self.volatiles, e.target).join(&c);
-                self.thread(t).inc(t);
+                let c = thread_clock(&mut self.threads, t);
+                slot(&mut self.volatiles, e.target).join(c);
+                c.inc(t);
             }
             Kind::VRead => {
-                let v = slot(&mut self.volatiles, e.target).clone();
-                self.thread(t).join(&v);
+                let v = slot(&mut self.volatiles, e.target);
+                thread_clock(&mut self.threads, t).join(v);
             }
             _ => {}
         }
@@ -175,6 +238,27 @@ impl Detector for HbDetector {
                 self.history.check_and_record(idx, e, c, epoch, races);
             }
             _ => self.clocks.sync(idx, e),
+        }
+    }
+
+    fn on_batch(&mut self, first_idx: u64, events: &[Event], races: &mut RaceSink) {
+        // The histories of a large trace do not fit in the caches. Prefetch a variable's
+        // slot well ahead and, once it has arrived, its heap entries: this hides most of
+        // the two dependent misses an access would otherwise wait for.
+        const FAR: usize = 12;
+        const NEAR: usize = 6;
+        for (k, e) in events.iter().enumerate() {
+            if let Some(f) = events.get(k + FAR) {
+                if f.kind.is_plain_access() {
+                    self.history.prefetch_slot(f.target);
+                }
+            }
+            if let Some(f) = events.get(k + NEAR) {
+                if f.kind.is_plain_access() {
+                    self.history.prefetch_entries(f.target);
+                }
+            }
+            self.on_event(first_idx + k as u64, e, races);
         }
     }
 

@@ -5,7 +5,7 @@
 //! lives in [`Symbols`]. The one kind-dependent operand is `target`; `value` carries the
 //! accessed value, or the reachable-set id of an `enter`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 pub type ThreadId = u32;
 pub type VarId = u32;
@@ -167,10 +167,14 @@ impl Event {
 }
 
 /// A string interner: dense `u32` ids in first-seen order.
+///
+/// Keys are stored inline in the hash table when they fit in 24 bytes (almost every
+/// thread, variable and location name), so a lookup touches one cache line instead of
+/// chasing a heap pointer: interning is the text parser's main cost.
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
     names: Vec<String>,
-    ids: HashMap<String, u32>,
+    ids: HashMap<compact_str::CompactString, u32>,
 }
 
 impl Interner {
@@ -180,7 +184,7 @@ impl Interner {
         }
         let id = self.names.len() as u32;
         self.names.push(name.to_owned());
-        self.ids.insert(name.to_owned(), id);
+        self.ids.insert(compact_str::CompactString::new(name), id);
         id
     }
     pub fn get(&self, name: &str) -> Option<u32> {

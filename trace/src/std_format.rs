@@ -402,11 +402,11 @@ t2|end|13\nt1|join(t2)|14\nt1|r(z,1)|15\nt1|br|16\n";
     #[test]
     fn round_trips() {
         let text = "# comment\n\nT 1 |fork( t2 )| A.java:3 \nT 1|w(o1.f,0xff)|\nT 1|vw(v,-5)\n\
-T 1|acq(l)|x\nT 1|acq(l)|x\nT 1|wait(l)|w\nt2|notifyall(l)|n\nT 1|wake(l)|k\nT 1|rel(l)|\n\
-T 1|rel(l)|\nt2|enter(java.util.HashMap.put;o1,Main)|9\nt2|exit(java.util.HashMap.put)|9\n\
+T 1|acq(l)|x\nT 1|acq(l)|x\nT 1|wait(l)|w\nt2|acq(l)|\nt2|notifyall(l)|n\nt2|rel(l)|\n\
+T 1|wake(l)|k\nT 1|rel(l)|\nT 1|rel(l)|\nt2|enter(java.util.HashMap.put;o1,Main)|9\nt2|exit(java.util.HashMap.put)|9\n\
 t2|enter(m;)|\nt2|enter(m;*)|\nt2|req(l)|1\nt2|begin(tx)|\nt2|dummy(q)|\nt2|r(o1.f)|\n";
         let t = parse_str(text, "rt.std").unwrap();
-        assert_eq!(t.events.len(), 15);
+        assert_eq!(t.events.len(), 17);
         assert_eq!(t.events[1].value, 255);
         assert!(t.events[4].is_nested());
         let mut out = Vec::new();
@@ -446,6 +446,7 @@ t2|enter(m;)|\nt2|enter(m;*)|\nt2|req(l)|1\nt2|begin(tx)|\nt2|dummy(q)|\nt2|r(o1
             ("t1|acq(l)|1\nt1|wait(l)|2\nt1|w(x)|3\n", "bad.std:3: thread t1 has an event while it waits on l"),
             ("t1|w(x)|1\nt1|begin|2\n", "begin of thread t1 is not its first event"),
             ("t1|r(a(b))|1\n", "contains `(`"),
+            ("t1|notify(l)|1\n", "bad.std:1: notify(l) by thread t1 that does not hold l"),
         ];
         for (text, want) in cases {
             let got = err_of(text);

@@ -3,12 +3,12 @@
 //! Every reader runs its events through a [`Checker`], so detectors may rely on these
 //! rules: locks are held by one thread at a time and released only by their holder,
 //! a joined or ended thread has no later events, a forked thread has no events before
-//! its fork, a `wake` follows the same thread's `wait` on that lock. The checker also
+//! its fork, a `wake` follows the same thread's `wait` on that lock, and `notify` is
+//! called by the lock's holder (as Java requires). The checker also
 //! marks re-entrant inner acquires and their releases with [`FLAG_NESTED`], because
 //! only the outermost acquisition synchronizes.
 
 use crate::model::*;
-use std::collections::HashMap;
 
 #[derive(Clone, Debug, Default)]
 struct ThreadState {
@@ -33,7 +33,7 @@ pub struct Checker {
     threads: Vec<ThreadState>,
     locks: Vec<LockState>,
     /// Locks each thread currently holds (outermost acquisitions), for reports.
-    held: HashMap<ThreadId, Vec<LockId>>,
+    held: Vec<Vec<LockId>>,
 }
 
 /// What went wrong, phrased for a user: "release of lock l that t1 does not hold".
@@ -62,7 +62,7 @@ impl Checker {
 
     /// Locks held by `t` right now, outermost acquisitions in acquisition order.
     pub fn held_by(&self, t: ThreadId) -> &[LockId] {
-        self.held.get(&t).map(|v| v.as_slice()).unwrap_or(&[])
+        self.held.get(t as usize).map(|v| v.as_slice()).unwrap_or(&[])
     }
 
     /// Checks one event, updating state and setting [`FLAG_NESTED`] on re-entrant
@@ -111,7 +111,7 @@ impl Checker {
                     }
                     None => {
                         *self.lock(l) = LockState { holder: Some(t), depth: 1 };
-                        self.held.entry(t).or_default().push(l);
+                        self.held_mut(t).push(l);
                     }
                 }
             }
@@ -166,8 +166,22 @@ impl Checker {
                     ));
                 }
                 *self.lock(l) = LockState { holder: Some(t), depth };
-                self.held.entry(t).or_default().push(l);
+                self.held_mut(t).push(l);
                 self.thread(t).waiting = None;
+            }
+            Kind::Notify | Kind::NotifyAll => {
+                // Java throws IllegalMonitorStateException otherwise; detectors rely on
+                // the monitor ordering a notify after the wait it may wake.
+                let l = e.target;
+                if self.lock(l).holder != Some(t) {
+                    return Err(format!(
+                        "{}({}) by thread {} that does not hold {}",
+                        e.kind.name(),
+                        sym.lock_name(l),
+                        tname(),
+                        sym.lock_name(l)
+                    ));
+                }
             }
             Kind::Fork => {
                 let c = e.target;
@@ -203,7 +217,7 @@ impl Checker {
                 cs.joined = true;
             }
             Kind::End => {
-                if let Some(ls) = self.held.get(&t) {
+                if let Some(ls) = self.held.get(t as usize) {
                     if !ls.is_empty() {
                         // A thread may end holding a lock only if the trace was cut;
                         // an explicit end with locks held is malformed.
@@ -221,8 +235,16 @@ impl Checker {
         Ok(())
     }
 
+    fn held_mut(&mut self, t: ThreadId) -> &mut Vec<LockId> {
+        let i = t as usize;
+        if i >= self.held.len() {
+            self.held.resize_with(i + 1, Vec::new);
+        }
+        &mut self.held[i]
+    }
+
     fn unhold(&mut self, t: ThreadId, l: LockId) {
-        if let Some(v) = self.held.get_mut(&t) {
+        if let Some(v) = self.held.get_mut(t as usize) {
             if let Some(p) = v.iter().rposition(|&x| x == l) {
                 v.remove(p);
             }

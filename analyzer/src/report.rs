@@ -1,0 +1,303 @@
+//! Reports: the JSON of DESIGN §5, a TSan/RV-Predict-style text report, and SARIF 2.1.0.
+//!
+//! Detectors only keep event indices; everything a reader needs about the two accesses
+//! (thread, operation, location, method, locks held) is recovered by [`annotate`] in a
+//! second pass over the trace, for just the events that appear in races.
+
+use crate::engine::Analysis;
+use jrace_trace::{Event, EventSource, Kind, Symbols, ThreadId, TraceError};
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+/// What the report says about one racing access.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AccessReport {
+    pub thread: String,
+    pub op: &'static str,
+    pub location: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// 1-based position in the trace's global order.
+    pub event: u64,
+    pub locks: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RaceReport {
+    pub id: u64,
+    pub variable: String,
+    pub kind: String,
+    pub accesses: [AccessReport; 2],
+    pub detectors: Vec<&'static str>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceSummary {
+    pub events: u64,
+    pub threads: usize,
+    pub variables: usize,
+    pub locks: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DetectorSummary {
+    pub name: &'static str,
+    pub races: usize,
+    pub seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+    /// Lockset's reports are warnings: not part of DESIGN §5's contract, so only in text.
+    #[serde(skip)]
+    pub warnings_only: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub version: u32,
+    pub trace: TraceSummary,
+    pub detectors: Vec<DetectorSummary>,
+    pub races: Vec<RaceReport>,
+}
+
+/// Facts about an event that only a pass over the trace knows.
+#[derive(Clone, Debug)]
+pub struct EventFacts {
+    pub event: Event,
+    /// Locks held by the event's thread at the event (outermost acquisitions).
+    pub locks: Vec<u32>,
+}
+
+/// Second pass: the event and held locks at each index in `needed`.
+pub fn annotate(
+    src: &mut dyn EventSource,
+    needed: &BTreeSet<u64>,
+) -> Result<HashMap<u64, EventFacts>, TraceError> {
+    let mut out = HashMap::with_capacity(needed.len());
+    let Some(&last) = needed.iter().next_back() else { return Ok(out) };
+    let mut held: HashMap<ThreadId, Vec<u32>> = HashMap::new();
+    let mut idx = 0u64;
+    while let Some(e) = src.next_event()? {
+        if needed.contains(&idx) {
+            let locks = held.get(&e.thread).cloned().unwrap_or_default();
+            out.insert(idx, EventFacts { event: e, locks });
+        }
+        if !e.is_nested() {
+            match e.kind {
+                Kind::Acquire | Kind::Wake => held.entry(e.thread).or_default().push(e.target),
+                Kind::Release | Kind::Wait => {
+                    let v = held.entry(e.thread).or_default();
+                    if let Some(p) = v.iter().rposition(|&l| l == e.target) {
+                        v.remove(p);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if idx == last {
+            break;
+        }
+        idx += 1;
+    }
+    Ok(out)
+}
+
+/// The event indices [`build`] needs facts for.
+pub fn needed_events(a: &Analysis) -> BTreeSet<u64> {
+    a.races.iter().flat_map(|r| [r.pair.first, r.pair.second]).collect()
+}
+
+fn access(sym: &Symbols, idx: u64, f: &EventFacts) -> AccessReport {
+    let e = &f.event;
+    let detail = sym.loc_detail.get(e.loc as usize).and_then(|d| d.as_ref());
+    AccessReport {
+        thread: sym.thread_name(e.thread).to_owned(),
+        op: e.kind.name(),
+        location: sym.loc_name(e.loc).to_owned(),
+        method: detail.map(|d| format!("{}.{}", d.class, d.method)),
+        event: idx + 1,
+        locks: f.locks.iter().map(|&l| sym.lock_name(l).to_owned()).collect(),
+        stack: Vec::new(),
+    }
+}
+
+/// Builds the report. `facts` must cover [`needed_events`].
+pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
+    let sym = &a.symbols;
+    let detectors = a
+        .runs
+        .iter()
+        .map(|r| DetectorSummary {
+            name: r.name,
+            races: a.races.iter().filter(|s| s.detectors.contains(&index_of(a, r.name))).count(),
+            seconds: (r.seconds * 1e6).round() / 1e6,
+            unknown: r.outcome.unknown,
+            complete: r.outcome.complete,
+            warnings_only: r.outcome.warnings_only,
+        })
+        .collect();
+    let races = a
+        .races
+        .iter()
+        .map(|s| {
+            let f1 = &facts[&s.pair.first];
+            let f2 = &facts[&s.pair.second];
+            let a1 = access(sym, s.pair.first, f1);
+            let a2 = access(sym, s.pair.second, f2);
+            RaceReport {
+                id: s.id,
+                variable: sym.statics.name(s.key.0).to_owned(),
+                kind: format!("{}-{}", a1.op, a2.op),
+                accesses: [a1, a2],
+                detectors: s.detectors.iter().map(|&i| a.runs[i].name).collect(),
+            }
+        })
+        .collect();
+    Report {
+        version: 1,
+        trace: TraceSummary {
+            events: a.events,
+            threads: sym.threads.len(),
+            variables: sym.vars.len(),
+            locks: sym.locks.len(),
+        },
+        detectors,
+        races,
+    }
+}
+
+fn index_of(a: &Analysis, name: &str) -> usize {
+    a.runs.iter().position(|r| r.name == name).unwrap_or(usize::MAX)
+}
+
+pub fn to_json(r: &Report) -> String {
+    serde_json::to_string_pretty(r).expect("report serializes") + "\n"
+}
+
+/// TSan/RV-Predict-style text: one block per race signature, one summary line per
+/// detector.
+pub fn to_text(r: &Report) -> String {
+    let mut s = String::new();
+    let warn_only: BTreeSet<&str> =
+        r.detectors.iter().filter(|d| d.warnings_only).map(|d| d.name).collect();
+    for race in &r.races {
+        let only_warnings = race.detectors.iter().all(|d| warn_only.contains(d));
+        let title = if only_warnings { "Possible data race (lockset warning)" } else { "Data race" };
+        let _ = writeln!(s, "{title} #{} on {} ({})", race.id, race.variable, race.kind);
+        for (i, a) in race.accesses.iter().enumerate() {
+            let which = if i == 0 { "  " } else { "  and concurrently, " };
+            let _ = write!(s, "{which}{} by thread {} at {}", a.op, a.thread, a.location);
+            if let Some(m) = &a.method {
+                let _ = write!(s, " in {m}");
+            }
+            let _ = writeln!(s, " (event {})", a.event);
+            let locks = if a.locks.is_empty() { "none".to_owned() } else { a.locks.join(", ") };
+            let _ = writeln!(s, "      locks held: {locks}");
+            for f in &a.stack {
+                let _ = writeln!(s, "        at {f}");
+            }
+        }
+        let _ = writeln!(s, "  found by: {}", race.detectors.join(", "));
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "Trace: {} events, {} threads, {} variables, {} locks",
+        r.trace.events, r.trace.threads, r.trace.variables, r.trace.locks
+    );
+    for d in &r.detectors {
+        let noun = if d.warnings_only { "warning" } else { "race" };
+        let plural = if d.races == 1 { "" } else { "s" };
+        let _ = write!(s, "{:>8}: {} {noun}{plural} in {:.3} s", d.name, d.races, d.seconds);
+        if d.warnings_only {
+            let _ = write!(s, " (lockset is not sound: warnings may be false alarms)");
+        }
+        if let Some(u) = d.unknown {
+            let _ = write!(s, ", {u} undecided");
+        }
+        if let Some(c) = d.complete {
+            let _ = write!(s, ", {}", if c { "complete" } else { "may be incomplete" });
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// SARIF 2.1.0: one result per race, with both accesses as locations.
+pub fn to_sarif(r: &Report) -> String {
+    use serde_json::{json, Value};
+    let warn_only: BTreeSet<&str> =
+        r.detectors.iter().filter(|d| d.warnings_only).map(|d| d.name).collect();
+    let loc = |a: &AccessReport| -> Value {
+        let mut l = json!({
+            "message": {"text": format!("{} by thread {} (event {})", a.op, a.thread, a.event)}
+        });
+        match split_file_line(&a.location) {
+            Some((file, line)) => {
+                l["physicalLocation"] = json!({
+                    "artifactLocation": {"uri": file},
+                    "region": {"startLine": line}
+                });
+            }
+            None => {
+                l["logicalLocations"] = json!([{"fullyQualifiedName": a.location}]);
+            }
+        }
+        if let Some(m) = &a.method {
+            l["logicalLocations"] = json!([{"fullyQualifiedName": m, "kind": "function"}]);
+        }
+        l
+    };
+    let results: Vec<Value> = r
+        .races
+        .iter()
+        .map(|race| {
+            let only_warnings = race.detectors.iter().all(|d| warn_only.contains(d));
+            let [a1, a2] = &race.accesses;
+            json!({
+                "ruleId": if only_warnings { "lockset-warning" } else { "data-race" },
+                "level": if only_warnings { "warning" } else { "error" },
+                "message": {"text": format!(
+                    "Data race on {} ({}): {} by {} at {} and {} by {} at {}; found by {}",
+                    race.variable, race.kind, a1.op, a1.thread, a1.location,
+                    a2.op, a2.thread, a2.location, race.detectors.join(", "))},
+                "locations": [loc(a1), loc(a2)],
+                "partialFingerprints": {
+                    "raceSignature": format!("{}|{}|{}", race.variable,
+                        a1.location.as_str().min(a2.location.as_str()),
+                        a1.location.as_str().max(a2.location.as_str()))
+                },
+                "properties": {"raceId": race.id, "detectors": race.detectors},
+            })
+        })
+        .collect();
+    let doc = json!({
+        "version": "2.1.0",
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "jrace",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": [
+                    {"id": "data-race", "shortDescription": {"text": "Predicted data race"},
+                     "fullDescription": {"text": "Two conflicting accesses by different threads that some schedule of the program can run back to back."}},
+                    {"id": "lockset-warning", "shortDescription": {"text": "Lockset warning"},
+                     "fullDescription": {"text": "Conflicting accesses not protected by a common lock; the lockset discipline is not sound, so this may be a false alarm."}}
+                ]
+            }},
+            "results": results
+        }]
+    });
+    serde_json::to_string_pretty(&doc).expect("sarif serializes") + "\n"
+}
+
+/// `Account.java:17` → (`Account.java`, 17).
+fn split_file_line(loc: &str) -> Option<(&str, u64)> {
+    let (f, l) = loc.rsplit_once(':')?;
+    let line: u64 = l.parse().ok()?;
+    (!f.is_empty() && line > 0).then_some((f, line))
+}

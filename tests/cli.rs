@@ -1,0 +1,286 @@
+//! End-to-end tests of the `jrace` command line: the notes' test vectors through
+//! `jrace analyze --format json`, the JSON and SARIF contracts, exit codes and errors.
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ALL: &str = "hb,shb,wcp,cp,lockset";
+
+fn jrace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jrace")).args(args).output().expect("jrace runs")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn vectors() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/vectors"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "std"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("jrace-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn sig(var: &str, a: &str, b: &str) -> String {
+    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+    format!("{var}:({lo},{hi})")
+}
+
+fn expectations(text: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut m = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim().strip_prefix("# expect ") else { continue };
+        let (det, sigs) = rest.split_once(':').unwrap();
+        let set = sigs
+            .split_whitespace()
+            .filter(|s| *s != "-")
+            .map(|s| {
+                let (var, r) = s.split_once(":(").unwrap();
+                let (a, b) = r.strip_suffix(')').unwrap().split_once(',').unwrap();
+                sig(var, a, b)
+            })
+            .collect();
+        m.insert(det.trim().to_owned(), set);
+    }
+    m
+}
+
+fn analyze_json(path: &Path, dets: &str) -> Value {
+    let out = jrace(&["analyze", path.to_str().unwrap(), "-d", dets, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+/// Checks the shape DESIGN §5 fixes, and returns detector -> signatures.
+fn check_schema(doc: &Value, requested: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    assert_eq!(doc["version"], 1);
+    for k in ["events", "threads", "variables", "locks"] {
+        assert!(doc["trace"][k].is_u64(), "trace.{k}");
+    }
+    let dets = doc["detectors"].as_array().unwrap();
+    let names: Vec<&str> = dets.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, requested);
+    for d in dets {
+        assert!(d["races"].is_u64() && d["seconds"].is_number());
+    }
+    let mut by_det: BTreeMap<String, BTreeSet<String>> =
+        requested.iter().map(|d| (d.to_string(), BTreeSet::new())).collect();
+    let races = doc["races"].as_array().unwrap();
+    let mut last = (0u64, 0u64);
+    for (i, r) in races.iter().enumerate() {
+        assert_eq!(r["id"].as_u64().unwrap(), i as u64 + 1);
+        let acc = r["accesses"].as_array().unwrap();
+        assert_eq!(acc.len(), 2);
+        let (e1, e2) = (acc[0]["event"].as_u64().unwrap(), acc[1]["event"].as_u64().unwrap());
+        assert!(e1 < e2, "accesses in trace order");
+        assert!((e2, e1) > last, "ids ordered by second event, then first");
+        last = (e2, e1);
+        for a in acc {
+            for k in ["thread", "op", "location"] {
+                assert!(a[k].is_string(), "access.{k}");
+            }
+            assert!(a["locks"].is_array());
+            assert!(matches!(a["op"].as_str().unwrap(), "read" | "write"));
+        }
+        assert_eq!(
+            r["kind"].as_str().unwrap(),
+            format!("{}-{}", acc[0]["op"].as_str().unwrap(), acc[1]["op"].as_str().unwrap())
+        );
+        let s = sig(
+            r["variable"].as_str().unwrap(),
+            acc[0]["location"].as_str().unwrap(),
+            acc[1]["location"].as_str().unwrap(),
+        );
+        let found_by = r["detectors"].as_array().unwrap();
+        assert!(!found_by.is_empty());
+        for d in found_by {
+            by_det.get_mut(d.as_str().unwrap()).expect("requested detector").insert(s.clone());
+        }
+    }
+    for d in dets {
+        let n = by_det[d["name"].as_str().unwrap()].len() as u64;
+        assert_eq!(d["races"].as_u64().unwrap(), n, "detector race count");
+    }
+    by_det
+}
+
+#[test]
+fn every_vector_gives_the_expected_races_through_the_cli() {
+    let requested: Vec<&str> = ALL.split(',').collect();
+    let mut failures = Vec::new();
+    for f in vectors() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let want = expectations(&text);
+        let doc = analyze_json(&f, ALL);
+        let got = check_schema(&doc, &requested);
+        for d in &requested {
+            if let Some(w) = want.get(*d) {
+                if &got[*d] != w {
+                    failures.push(format!("{} {d}: got {:?} want {:?}", f.display(), got[*d], w));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn json_names_threads_locations_and_locks() {
+    let doc = analyze_json(&root().join("examples/bank.std"), "hb,wcp");
+    let races = doc["races"].as_array().unwrap();
+    let r = races
+        .iter()
+        .find(|r| r["variable"] == "Bank.lastTeller")
+        .expect("wcp finds the lastTeller race");
+    assert_eq!(r["detectors"], serde_json::json!(["wcp"]));
+    assert_eq!(r["kind"], "write-read");
+    assert_eq!(r["accesses"][0]["thread"], "teller-1");
+    assert_eq!(r["accesses"][0]["location"], "Bank.java:26");
+    assert_eq!(r["accesses"][0]["locks"], serde_json::json!([]));
+    assert_eq!(r["accesses"][1]["thread"], "teller-2");
+    assert_eq!(r["accesses"][1]["locks"], serde_json::json!(["audit"]));
+    assert_eq!(doc["trace"]["threads"], 4);
+}
+
+#[test]
+fn malformed_input_exits_2_with_a_located_message() {
+    let cases: &[(&str, &str)] = &[
+        ("t1|w(x)|1\nt1|bogus(x)|2\n", ":2: unknown operation `bogus`"),
+        ("t1|w(x,1.5)|1\n", ":1: value `1.5`"),
+        ("t1|acq(l)|1\nt2|rel(l)|2\n", ":2: release of lock l that thread t2 does not hold"),
+        ("t1|fork(t2)|1\nt1|join(t2)|2\nt2|r(x)|3\n", ":3: thread t2 has an event after it was joined"),
+        ("only-a-thread\n", ":1: expected THREAD|OP|LOCATION"),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let p = tmp(&format!("bad{i}.std"));
+        std::fs::write(&p, text).unwrap();
+        for cmd in ["analyze", "stats"] {
+            let out = jrace(&[cmd, p.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {text:?}: {err}");
+            assert!(err.contains(&format!("bad{i}.std{want}")), "{cmd} {text:?}: {err}");
+            assert!(out.stdout.is_empty(), "no partial report on stdout");
+        }
+    }
+    let out = jrace(&["analyze", "/nonexistent/trace.std"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/trace.std"));
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let bank = root().join("examples/bank.std");
+    let b = bank.to_str().unwrap();
+    for args in [
+        vec!["analyze", b, "-d", "nosuch"],
+        vec!["analyze", b, "--format", "xml"],
+        vec!["analyze"],
+        vec!["frobnicate"],
+    ] {
+        let out = jrace(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty());
+    }
+    let out = jrace(&["analyze", b, "-d", "nosuch"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown detector `nosuch`"));
+}
+
+#[test]
+fn fail_on_race_sets_exit_status() {
+    let racy = root().join("examples/bank.std");
+    let out = jrace(&["analyze", racy.to_str().unwrap(), "--fail-on-race"]);
+    assert_eq!(out.status.code(), Some(1));
+    let clean = tmp("clean.std");
+    std::fs::write(&clean, "t1|acq(l)|1\nt1|w(x)|2\nt1|rel(l)|3\nt2|acq(l)|4\nt2|r(x)|5\nt2|rel(l)|6\n").unwrap();
+    let out = jrace(&["analyze", clean.to_str().unwrap(), "--fail-on-race"]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn sarif_has_one_result_per_race_with_both_locations() {
+    let bank = root().join("examples/bank.std");
+    let json = analyze_json(&bank, ALL);
+    let out = jrace(&["analyze", bank.to_str().unwrap(), "-d", ALL, "--format", "sarif"]);
+    assert_eq!(out.status.code(), Some(0));
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["version"], "2.1.0");
+    let results = s["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), json["races"].as_array().unwrap().len());
+    for r in results {
+        let locs = r["locations"].as_array().unwrap();
+        assert_eq!(locs.len(), 2);
+        for l in locs {
+            assert_eq!(l["physicalLocation"]["artifactLocation"]["uri"], "Bank.java");
+            assert!(l["physicalLocation"]["region"]["startLine"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+#[test]
+fn text_report_and_output_file() {
+    let bank = root().join("examples/bank.std");
+    let out_file = tmp("report.txt");
+    let out = jrace(&["analyze", bank.to_str().unwrap(), "-o", out_file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    assert!(text.contains("Data race #1 on "), "{text}");
+    assert!(text.contains("locks held: "));
+    for d in ["hb:", "shb:", "wcp:"] {
+        assert!(text.contains(d), "summary line for {d}");
+    }
+}
+
+#[test]
+fn stats_counts_events() {
+    let bank = root().join("examples/bank.std");
+    let out = jrace(&["stats", bank.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("events:     47"), "{s}");
+    assert!(s.contains("threads:    4"), "{s}");
+    assert!(s.contains("fork       3"), "{s}");
+}
+
+#[test]
+fn convert_round_trips_and_binary_traces_analyze_the_same() {
+    for f in vectors().into_iter().chain([root().join("examples/bank.std")]) {
+        let std_out = tmp("rt.std");
+        let out = jrace(&["convert", f.to_str().unwrap(), "--to", "std", "-o", std_out.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let bin_out = tmp(&format!("{}.trace", f.file_stem().unwrap().to_string_lossy()));
+        let _ = std::fs::remove_dir_all(&bin_out);
+        let out = jrace(&["convert", f.to_str().unwrap(), "--to", "bin", "-o", bin_out.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut reports = Vec::new();
+        for p in [&f, &std_out, &bin_out] {
+            let mut doc = analyze_json(p, ALL);
+            for d in doc["detectors"].as_array_mut().unwrap() {
+                d["seconds"] = Value::Null;
+            }
+            reports.push(doc);
+        }
+        assert_eq!(reports[0], reports[1], "{}: std round trip", f.display());
+        assert_eq!(reports[0], reports[2], "{}: binary round trip", f.display());
+    }
+}
+
+#[test]
+fn demo_prints_a_report() {
+    let out = jrace(&["demo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("Data race #1"), "{s}");
+    assert!(s.contains("Bank.transfers"));
+}
