@@ -14,15 +14,25 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Streaming `.std` reader.
+///
+/// Lines are parsed in place from the reader's buffer (a line is copied only when it
+/// straddles two buffer fills), which keeps parsing at several million lines a second.
 pub struct StdReader<R: BufRead> {
     input: R,
+    /// A line that straddles buffer fills, collected here.
+    pending: Vec<u8>,
+    p: LineParser,
+}
+
+/// Everything but the input: names, well-formedness state, position.
+struct LineParser {
     path: PathBuf,
     line: u64,
-    buf: Vec<u8>,
     symbols: Symbols,
     checker: Checker,
     has_branches: bool,
-    events: u64,
+    /// The last thread name and its id: consecutive lines are mostly of one thread.
+    last_thread: (String, ThreadId),
 }
 
 impl StdReader<BufReader<File>> {
@@ -36,62 +46,99 @@ impl<R: BufRead> StdReader<R> {
     pub fn new(input: R, path: &Path) -> Self {
         StdReader {
             input,
-            path: path.to_owned(),
-            line: 0,
-            buf: Vec::with_capacity(256),
-            symbols: Symbols::default(),
-            checker: Checker::new(),
-            has_branches: false,
-            events: 0,
+            pending: Vec::new(),
+            p: LineParser {
+                path: path.to_owned(),
+                line: 0,
+                symbols: Symbols::default(),
+                checker: Checker::new(),
+                has_branches: false,
+                last_thread: (String::new(), u32::MAX),
+            },
         }
     }
 
     /// Line number of the last line read (1-based).
     pub fn line(&self) -> u64 {
-        self.line
+        self.p.line
     }
 
-    /// Locks the thread of the last event held after it (outermost acquisitions).
+    /// The well-formedness checker, e.g. for the locks a thread holds after the last event.
     pub fn checker(&self) -> &Checker {
-        &self.checker
-    }
-
-    fn err(&self, msg: impl Into<String>) -> TraceError {
-        TraceError::Line { path: self.path.clone(), line: self.line, msg: msg.into() }
+        &self.p.checker
     }
 
     fn read_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            self.buf.clear();
-            let n = self
-                .input
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|e| TraceError::io(&self.path, e))?;
-            if n == 0 {
-                return Ok(None);
-            }
-            self.line += 1;
-            let mut buf = std::mem::take(&mut self.buf);
-            let result = self.parse_line(&buf);
-            buf.clear();
-            self.buf = buf;
-            match result? {
-                Some(mut e) => {
-                    if let Err(msg) = self.checker.check(&mut e, &self.symbols) {
-                        return Err(self.err(msg));
-                    }
-                    if e.kind == Kind::Branch {
-                        self.has_branches = true;
-                    }
-                    self.events += 1;
-                    return Ok(Some(e));
+            let avail = match self.input.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(TraceError::io(&self.p.path, e)),
+            };
+            let parsed = if avail.is_empty() {
+                // End of input: a last line without a newline is still a line.
+                if self.pending.is_empty() {
+                    return Ok(None);
                 }
-                None => continue,
+                let line = std::mem::take(&mut self.pending);
+                self.p.parse_line(&line)
+            } else if let Some(i) = memchr::memchr(b'\n', avail) {
+                let r = if self.pending.is_empty() {
+                    self.p.parse_line(&avail[..i])
+                } else {
+                    self.pending.extend_from_slice(&avail[..i]);
+                    let line = std::mem::take(&mut self.pending);
+                    let r = self.p.parse_line(&line);
+                    self.pending = line;
+                    self.pending.clear();
+                    r
+                };
+                self.input.consume(i + 1);
+                r
+            } else {
+                let n = avail.len();
+                self.pending.extend_from_slice(avail);
+                self.input.consume(n);
+                continue;
+            };
+            if let Some(e) = parsed? {
+                return Ok(Some(e));
             }
         }
     }
+}
 
+impl LineParser {
+    fn err(&self, msg: impl Into<String>) -> TraceError {
+        TraceError::Line { path: self.path.clone(), line: self.line, msg: msg.into() }
+    }
+
+    /// Parses and checks one line (without its newline); `None` for lines that carry no
+    /// event (blank, comment, RAPID's ignored operations).
     fn parse_line(&mut self, raw: &[u8]) -> Result<Option<Event>, TraceError> {
+        self.line += 1;
+        let Some(mut e) = self.parse_fields(raw)? else { return Ok(None) };
+        if let Err(msg) = self.checker.check(&mut e, &self.symbols) {
+            return Err(self.err(msg));
+        }
+        if e.kind == Kind::Branch {
+            self.has_branches = true;
+        }
+        Ok(Some(e))
+    }
+
+    fn thread_id(&mut self, name: &str) -> ThreadId {
+        if self.last_thread.1 != u32::MAX && self.last_thread.0 == name {
+            return self.last_thread.1;
+        }
+        let id = self.symbols.thread(name);
+        self.last_thread.0.clear();
+        self.last_thread.0.push_str(name);
+        self.last_thread.1 = id;
+        id
+    }
+
+    fn parse_fields(&mut self, raw: &[u8]) -> Result<Option<Event>, TraceError> {
         let text = match std::str::from_utf8(raw) {
             Ok(s) => s,
             Err(e) => {
@@ -101,31 +148,37 @@ impl<R: BufRead> StdReader<R> {
                 )))
             }
         };
-        let text = text.trim_end_matches(['\n', '\r']);
+        let text = text.strip_suffix('\r').unwrap_or(text);
         let trimmed = text.trim_start();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             return Ok(None);
         }
-        let mut fields = text.splitn(4, '|');
-        let thread = fields.next().unwrap_or("").trim();
-        let Some(op) = fields.next() else {
+        let bytes = text.as_bytes();
+        let Some(bar1) = memchr::memchr(b'|', bytes) else {
             return Err(self.err(format!(
                 "expected THREAD|OP|LOCATION, found `{}` (no `|`)",
                 clip(text)
             )));
         };
-        let op = op.trim();
-        let loc = fields.next().map(str::trim).unwrap_or("");
-        if fields.next().is_some() {
-            return Err(self.err(format!(
-                "expected THREAD|OP|LOCATION, found more than three `|`-separated fields in `{}`",
-                clip(text)
-            )));
-        }
+        let thread = text[..bar1].trim();
+        let rest = &text[bar1 + 1..];
+        let (op, loc) = match memchr::memchr(b'|', rest.as_bytes()) {
+            None => (rest.trim(), ""),
+            Some(bar2) => {
+                let loc = &rest[bar2 + 1..];
+                if memchr::memchr(b'|', loc.as_bytes()).is_some() {
+                    return Err(self.err(format!(
+                        "expected THREAD|OP|LOCATION, found more than three `|`-separated fields in `{}`",
+                        clip(text)
+                    )));
+                }
+                (rest[..bar2].trim(), loc.trim())
+            }
+        };
         check_name(thread).map_err(|m| self.err(format!("thread name: {m}")))?;
         let parsed = parse_op(op).map_err(|m| self.err(m))?;
         let Some(op) = parsed else { return Ok(None) };
-        let t = self.symbols.thread(thread);
+        let t = self.thread_id(thread);
         let l = self.symbols.loc(loc);
         let e = match op {
             Op::Access(kind, var, val) => {
@@ -163,10 +216,10 @@ impl<R: BufRead> EventSource for StdReader<R> {
         self.read_event()
     }
     fn symbols(&self) -> &Symbols {
-        &self.symbols
+        &self.p.symbols
     }
     fn has_branches(&self) -> bool {
-        self.has_branches
+        self.p.has_branches
     }
 }
 
@@ -287,8 +340,8 @@ fn check_name(s: &str) -> Result<(), String> {
     if s.is_empty() {
         return Err("empty name".into());
     }
-    if let Some(c) = s.chars().find(|c| matches!(c, '|' | '(' | ')' | ',' | ';')) {
-        return Err(format!("`{}` contains `{c}`, which names may not contain", clip(s)));
+    if let Some(&c) = s.as_bytes().iter().find(|c| matches!(c, b'|' | b'(' | b')' | b',' | b';')) {
+        return Err(format!("`{}` contains `{}`, which names may not contain", clip(s), c as char));
     }
     Ok(())
 }
@@ -397,6 +450,20 @@ t2|end|13\nt1|join(t2)|14\nt1|r(z,1)|15\nt1|br|16\n";
         assert!(e.has_value());
         assert_eq!(e.value, 1);
         assert_eq!(t.symbols.loc_name(e.loc), "3");
+    }
+
+    #[test]
+    fn lines_straddling_buffer_fills_parse_the_same() {
+        let whole = parse_str(FIG4, "fig4.std").unwrap();
+        for cap in [1, 2, 7, 13, 64] {
+            let mut r = StdReader::new(BufReader::with_capacity(cap, FIG4.as_bytes()), Path::new("x"));
+            let t = crate::source::read_all(&mut r).unwrap();
+            assert_eq!(t.events, whole.events, "buffer capacity {cap}");
+        }
+        // No newline at the end, CRLF line ends.
+        let t = parse_str("t1|w(x,1)|1\r\nt1|r(x,1)|2", "crlf.std").unwrap();
+        assert_eq!(t.events.len(), 2);
+        assert_eq!(t.symbols.loc_name(t.events[0].loc), "1");
     }
 
     #[test]
