@@ -1,0 +1,263 @@
+//! The crash-safe chunked log writer shared by thread logs and the metadata log.
+//!
+//! A log `STEM` is two files: `STEM.jrl`, append-only, holding sealed (compressed,
+//! CRC-framed) chunks, and `STEM.open`, a fixed-size memory map holding the one open
+//! chunk as raw records. Appending a record is a copy into the map with the tag byte
+//! stored last, so a process killed at any instant leaves either a whole record or a zero
+//! tag. Sealing compresses the open chunk, appends it as a frame, and only then clears the
+//! map and bumps the open chunk's number: at every instant the reader can tell which copy
+//! of a chunk is the current one (see FORMAT.md, "What a killed writer leaves").
+
+use super::{OPEN_EXT, SEALED_EXT, VERSION};
+use memmap2::MmapMut;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+
+pub const LOG_MAGIC: &[u8; 8] = b"JRACELOG";
+pub const OPEN_MAGIC: &[u8; 8] = b"JRACEOPN";
+pub const FRAME_MAGIC: &[u8; 4] = b"JRCK";
+/// Size of the header of `STEM.jrl`.
+pub const LOG_HEADER: usize = 32;
+/// Size of the header of `STEM.open`; records start here.
+pub const OPEN_HEADER: usize = 64;
+/// Offset in `STEM.open` of the open chunk's number (u64, little endian).
+pub const OPEN_CHUNK_NO: usize = 16;
+/// Size of a frame header in `STEM.jrl`.
+pub const FRAME_HEADER: usize = 32;
+/// Bytes of the frame header covered by the CRC (all but the CRC itself).
+pub const FRAME_CRC_AT: usize = 28;
+
+/// Frame codecs.
+pub const CODEC_STORED: u8 = 0;
+pub const CODEC_ZSTD: u8 = 1;
+pub const CODEC_END: u8 = 2;
+
+/// Largest chunk the reader accepts (sanity bound before allocating).
+pub const MAX_CHUNK: usize = 1 << 28;
+
+pub fn file_header(magic: &[u8; 8], id: u32) -> [u8; 32] {
+    let mut h = [0u8; 32];
+    h[..8].copy_from_slice(magic);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&id.to_le_bytes());
+    h
+}
+
+/// Builds a sealed frame: header (with CRC) followed by the payload.
+pub fn frame(codec: u8, chunk: u64, raw_len: u32, records: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::with_capacity(FRAME_HEADER + payload.len());
+    f.extend_from_slice(FRAME_MAGIC);
+    f.extend_from_slice(&[codec, 0, 0, 0]);
+    f.extend_from_slice(&chunk.to_le_bytes());
+    f.extend_from_slice(&raw_len.to_le_bytes());
+    f.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    f.extend_from_slice(&records.to_le_bytes());
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&f[..FRAME_CRC_AT]);
+    crc.update(payload);
+    f.extend_from_slice(&crc.finalize().to_le_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+pub fn sealed_path(dir: &Path, stem: &str) -> PathBuf {
+    dir.join(format!("{stem}.{SEALED_EXT}"))
+}
+pub fn open_path(dir: &Path, stem: &str) -> PathBuf {
+    dir.join(format!("{stem}.{OPEN_EXT}"))
+}
+
+fn tmp_path(p: &Path) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+pub struct ChunkLog {
+    sealed: File,
+    open_path: PathBuf,
+    map: Option<MmapMut>,
+    /// Capacity of the open chunk in bytes.
+    cap: usize,
+    /// Bytes of records in the open chunk.
+    used: usize,
+    records: u32,
+    /// Number of the open chunk (= number of chunks sealed so far).
+    chunk: u64,
+    compressor: zstd::bulk::Compressor<'static>,
+    finished: bool,
+}
+
+impl ChunkLog {
+    /// Creates `STEM.jrl` and `STEM.open` in `dir`; fails if the log already exists.
+    pub fn create(dir: &Path, stem: &str, id: u32, cap: usize, level: i32) -> io::Result<ChunkLog> {
+        let cap = cap.clamp(4096, MAX_CHUNK);
+        // Each file is made complete under a temporary name and renamed into place, so a
+        // kill during creation never leaves a file with a partial header. The open chunk
+        // comes first: a `.jrl` without `.open` means a finished log.
+        let open_path = open_path(dir, stem);
+        let sealed_path = sealed_path(dir, stem);
+        if open_path.exists() || sealed_path.exists() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} already exists", sealed_path.display()),
+            ));
+        }
+        let tmp = tmp_path(&open_path);
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&tmp)?;
+        f.set_len((OPEN_HEADER + cap) as u64)?;
+        // SAFETY: the file is ours (created above, never truncated while mapped); other
+        // processes only ever read it after this one is gone or finished.
+        let mut map = unsafe { MmapMut::map_mut(&f)? };
+        map[..32].copy_from_slice(&file_header(OPEN_MAGIC, id));
+        std::fs::rename(&tmp, &open_path)?;
+        let tmp = tmp_path(&sealed_path);
+        let mut sealed = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&tmp)?;
+        sealed.write_all(&file_header(LOG_MAGIC, id))?;
+        std::fs::rename(&tmp, &sealed_path)?;
+        let compressor = zstd::bulk::Compressor::new(level)?;
+        Ok(ChunkLog {
+            sealed,
+            open_path,
+            map: Some(map),
+            cap,
+            used: 0,
+            records: 0,
+            chunk: 0,
+            compressor,
+            finished: false,
+        })
+    }
+
+    /// Bytes still free in the open chunk.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.cap - self.used
+    }
+
+    /// Appends one record (`rec[0]`, the tag, must be non-zero) that fits in the open
+    /// chunk. The body is stored first and the tag last, so a torn record reads as a
+    /// zero tag.
+    #[inline]
+    pub fn write_fitting(&mut self, rec: &[u8]) -> io::Result<()> {
+        let Some(map) = self.map.as_mut() else {
+            return Err(finished_err());
+        };
+        if rec.is_empty() || rec[0] == 0 || rec.len() > self.cap - self.used {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "record does not fit",
+            ));
+        }
+        let at = OPEN_HEADER + self.used;
+        map[at + 1..at + rec.len()].copy_from_slice(&rec[1..]);
+        fence(Ordering::Release);
+        // SAFETY: `at` is inside the map (checked above); a volatile store keeps the tag
+        // store after the body stores.
+        unsafe { std::ptr::write_volatile(map.as_mut_ptr().add(at), rec[0]) };
+        self.used += rec.len();
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Appends a record of any size: seals first when it does not fit, and writes a
+    /// record larger than a whole chunk as a sealed chunk of its own.
+    pub fn append(&mut self, rec: &[u8]) -> io::Result<()> {
+        if self.map.is_none() {
+            return Err(finished_err());
+        }
+        if rec.len() > self.cap {
+            self.seal()?;
+            self.write_frame(rec, 1)?;
+            self.set_open_chunk_no(self.chunk + 1);
+            self.chunk += 1;
+            return Ok(());
+        }
+        if rec.len() > self.remaining() {
+            self.seal()?;
+        }
+        self.write_fitting(rec)
+    }
+
+    fn set_open_chunk_no(&mut self, n: u64) {
+        if let Some(map) = self.map.as_mut() {
+            fence(Ordering::Release);
+            // SAFETY: the map is page-aligned and longer than OPEN_HEADER, so this is an
+            // aligned u64 inside it; only this thread writes the map.
+            let p = unsafe { &*(map.as_mut_ptr().add(OPEN_CHUNK_NO) as *const AtomicU64) };
+            p.store(n.to_le(), Ordering::Release);
+        }
+    }
+
+    fn write_frame(&mut self, raw: &[u8], records: u32) -> io::Result<()> {
+        let c = self.compressor.compress(raw)?;
+        let f = if c.len() < raw.len() {
+            frame(CODEC_ZSTD, self.chunk, raw.len() as u32, records, &c)
+        } else {
+            frame(CODEC_STORED, self.chunk, raw.len() as u32, records, raw)
+        };
+        if let Err(e) = self.sealed.write_all(&f) {
+            // The log may now end in a partial frame: stop writing it. The open chunk file
+            // stays, so a reader still gets every record (the torn frame is dropped).
+            self.finished = true;
+            self.map = None;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Seals the open chunk (if it holds records): compress, append the frame, then clear
+    /// the map and advance the open chunk's number.
+    pub fn seal(&mut self) -> io::Result<()> {
+        if self.records == 0 {
+            return Ok(());
+        }
+        let Some(map) = self.map.take() else {
+            return Err(finished_err());
+        };
+        let res = self.write_frame(&map[OPEN_HEADER..OPEN_HEADER + self.used], self.records);
+        res?;
+        let mut map = map;
+        map[OPEN_HEADER..OPEN_HEADER + self.used].fill(0);
+        self.map = Some(map);
+        self.set_open_chunk_no(self.chunk + 1);
+        self.chunk += 1;
+        self.used = 0;
+        self.records = 0;
+        Ok(())
+    }
+
+    /// Seals, writes the end frame and removes the open chunk file.
+    pub fn finish(&mut self) -> io::Result<()> {
+        if self.finished {
+            return Ok(());
+        }
+        self.seal()?;
+        self.sealed
+            .write_all(&frame(CODEC_END, self.chunk, 0, 0, &[]))?;
+        self.finished = true;
+        self.map = None;
+        std::fs::remove_file(&self.open_path)
+    }
+}
+
+impl Drop for ChunkLog {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+fn finished_err() -> io::Error {
+    io::Error::other("log already finished")
+}

@@ -1,0 +1,299 @@
+//! Metadata records: names for ids, location details, reachable sets and key/value
+//! facts. Each record names its id explicitly, so records may arrive in any order (the
+//! agent interns from many threads); ids never named get placeholder names.
+
+use super::varint::{push_str, push_uvarint, Cursor};
+use crate::model::*;
+use std::collections::BTreeMap;
+
+pub const M_THREAD: u8 = 1;
+pub const M_STATIC: u8 = 2;
+pub const M_VAR: u8 = 3;
+pub const M_LOCK: u8 = 4;
+pub const M_LOC: u8 = 5;
+pub const M_METHOD: u8 = 6;
+pub const M_OBJECT: u8 = 7;
+pub const M_OBJSET: u8 = 8;
+pub const M_KV: u8 = 9;
+
+const D_DETAIL: u8 = 1;
+const D_FILE: u8 = 2;
+const D_LINE: u8 = 4;
+const D_BCI: u8 = 8;
+
+pub fn name_record(out: &mut Vec<u8>, tag: u8, id: u32, name: &str) {
+    out.push(tag);
+    push_uvarint(out, id as u64);
+    push_str(out, name);
+}
+
+pub fn var_record(out: &mut Vec<u8>, id: u32, static_id: u32, name: &str) {
+    out.push(M_VAR);
+    push_uvarint(out, id as u64);
+    push_uvarint(out, static_id as u64);
+    push_str(out, name);
+}
+
+pub fn loc_record(out: &mut Vec<u8>, id: u32, token: &str, detail: Option<&LocDetail>) {
+    out.push(M_LOC);
+    push_uvarint(out, id as u64);
+    push_str(out, token);
+    let Some(d) = detail else {
+        out.push(0);
+        return;
+    };
+    let mut bits = D_DETAIL;
+    bits |= if d.file.is_some() { D_FILE } else { 0 };
+    bits |= if d.line.is_some() { D_LINE } else { 0 };
+    bits |= if d.bci.is_some() { D_BCI } else { 0 };
+    out.push(bits);
+    push_str(out, &d.class);
+    push_str(out, &d.method);
+    if let Some(f) = &d.file {
+        push_str(out, f);
+    }
+    if let Some(l) = d.line {
+        push_uvarint(out, l as u64);
+    }
+    if let Some(b) = d.bci {
+        push_uvarint(out, b as u64);
+    }
+}
+
+pub fn objset_record(out: &mut Vec<u8>, id: u32, set: &ObjSet) {
+    out.push(M_OBJSET);
+    push_uvarint(out, id as u64);
+    match set {
+        ObjSet::All => out.push(1),
+        ObjSet::Objects(v) => {
+            out.push(0);
+            push_uvarint(out, v.len() as u64);
+            for &o in v {
+                push_uvarint(out, o as u64);
+            }
+        }
+    }
+}
+
+pub fn kv_record(out: &mut Vec<u8>, key: &str, value: &str) {
+    out.push(M_KV);
+    push_str(out, key);
+    push_str(out, value);
+}
+
+/// Ids are dense: refuse absurd ones before growing a table to them.
+const MAX_ID: u32 = 1 << 28;
+
+/// Tables as read, indexed by id; `None` where no record named the id.
+#[derive(Default)]
+pub struct MetaTables {
+    threads: Vec<Option<String>>,
+    statics: Vec<Option<String>>,
+    vars: Vec<Option<(u32, String)>>,
+    locks: Vec<Option<String>>,
+    locs: Vec<Option<(String, Option<LocDetail>)>>,
+    methods: Vec<Option<String>>,
+    objects: Vec<Option<String>>,
+    objsets: Vec<Option<ObjSet>>,
+    pub kv: BTreeMap<String, String>,
+}
+
+fn put<T>(table: &mut Vec<Option<T>>, id: u32, v: T) -> Result<(), String> {
+    if id >= MAX_ID {
+        return Err(format!("expected an id below {MAX_ID}, found {id}"));
+    }
+    let i = id as usize;
+    if i >= table.len() {
+        table.resize_with(i + 1, || None);
+    }
+    // A later record for the same id wins (the agent never writes two; be lenient).
+    table[i] = Some(v);
+    Ok(())
+}
+
+impl MetaTables {
+    /// Decodes one record at the cursor.
+    pub fn decode(&mut self, c: &mut Cursor) -> Result<(), String> {
+        let tag = c.u8("a metadata record tag")?;
+        match tag {
+            M_THREAD | M_STATIC | M_LOCK | M_METHOD | M_OBJECT => {
+                let id = c.u32("an id")?;
+                let name = c.str("a name")?;
+                let t = match tag {
+                    M_THREAD => &mut self.threads,
+                    M_STATIC => &mut self.statics,
+                    M_LOCK => &mut self.locks,
+                    M_METHOD => &mut self.methods,
+                    _ => &mut self.objects,
+                };
+                put(t, id, name)
+            }
+            M_VAR => {
+                let id = c.u32("a variable id")?;
+                let s = c.u32("a static name id")?;
+                let name = c.str("a variable name")?;
+                put(&mut self.vars, id, (s, name))
+            }
+            M_LOC => {
+                let id = c.u32("a location id")?;
+                let token = c.str("a location token")?;
+                let bits = c.u8("location detail bits")?;
+                if bits & !(D_DETAIL | D_FILE | D_LINE | D_BCI) != 0
+                    || (bits != 0 && bits & D_DETAIL == 0)
+                {
+                    return Err(format!("expected location detail bits, found {bits:#04x}"));
+                }
+                let detail = if bits & D_DETAIL != 0 {
+                    let class = c.str("a class name")?;
+                    let method = c.str("a method name")?;
+                    let file = if bits & D_FILE != 0 {
+                        Some(c.str("a file name")?)
+                    } else {
+                        None
+                    };
+                    let line = if bits & D_LINE != 0 {
+                        Some(c.u32("a line")?)
+                    } else {
+                        None
+                    };
+                    let bci = if bits & D_BCI != 0 {
+                        Some(c.u32("a bytecode index")?)
+                    } else {
+                        None
+                    };
+                    Some(LocDetail {
+                        class,
+                        method,
+                        file,
+                        line,
+                        bci,
+                    })
+                } else {
+                    None
+                };
+                put(&mut self.locs, id, (token, detail))
+            }
+            M_OBJSET => {
+                let id = c.u32("a reachable-set id")?;
+                let set = match c.u8("a reachable-set kind")? {
+                    1 => ObjSet::All,
+                    0 => {
+                        let n = c.uvarint("an object count")?;
+                        // Each id takes at least one byte: bound the allocation by the data.
+                        if n > (c.data.len() - c.pos) as u64 {
+                            return Err(format!(
+                                "expected {n} object ids, found the end of the chunk"
+                            ));
+                        }
+                        let mut v = Vec::with_capacity(n as usize);
+                        for _ in 0..n {
+                            v.push(c.u32("an object id")?);
+                        }
+                        ObjSet::Objects(v)
+                    }
+                    k => return Err(format!("expected reachable-set kind 0 or 1, found {k}")),
+                };
+                put(&mut self.objsets, id, set)
+            }
+            M_KV => {
+                let k = c.str("a key")?;
+                let v = c.str("a value")?;
+                self.kv.insert(k, v);
+                Ok(())
+            }
+            t => Err(format!(
+                "expected a metadata record tag 1..=9, found byte {t:#04x}"
+            )),
+        }
+    }
+
+    /// Builds the symbol tables. `min_threads`: thread ids that have a log must exist.
+    pub fn into_symbols(self, min_threads: u32) -> Symbols {
+        let mut s = Symbols::default();
+        let mut threads = self.threads;
+        if threads.len() < min_threads as usize {
+            threads.resize_with(min_threads as usize, || None);
+        }
+        fill(&mut s.threads, &threads, "thread");
+        // Statics: cover every static id a variable refers to.
+        let max_static = self
+            .vars
+            .iter()
+            .flatten()
+            .map(|(st, _)| *st as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut statics = self.statics;
+        if statics.len() < max_static {
+            statics.resize_with(max_static, || None);
+        }
+        fill(&mut s.statics, &statics, "static");
+        let vars: Vec<Option<String>> = self
+            .vars
+            .iter()
+            .map(|v| v.as_ref().map(|(_, n)| n.clone()))
+            .collect();
+        fill(&mut s.vars, &vars, "var");
+        s.var_static = self
+            .vars
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Some((st, _)) => *st,
+                // An unnamed variable gets a static name of its own.
+                None => s.statics.intern(&placeholder("static-of-var", i)),
+            })
+            .collect();
+        fill(&mut s.locks, &self.locks, "lock");
+        let locs: Vec<Option<String>> = self
+            .locs
+            .iter()
+            .map(|l| l.as_ref().map(|(t, _)| t.clone()))
+            .collect();
+        fill(&mut s.locs, &locs, "loc");
+        s.loc_detail = self
+            .locs
+            .into_iter()
+            .map(|l| l.and_then(|(_, d)| d))
+            .collect();
+        fill(&mut s.methods, &self.methods, "method");
+        let max_obj = self
+            .objsets
+            .iter()
+            .flatten()
+            .filter_map(|o| match o {
+                ObjSet::Objects(v) => v.iter().map(|&x| x as usize + 1).max(),
+                ObjSet::All => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let mut objects = self.objects;
+        if objects.len() < max_obj {
+            objects.resize_with(max_obj, || None);
+        }
+        fill(&mut s.objects, &objects, "object");
+        // An unnamed reachable set is taken as "every object", the sound choice.
+        s.objsets = self
+            .objsets
+            .into_iter()
+            .map(|o| o.unwrap_or(ObjSet::All))
+            .collect();
+        s
+    }
+}
+
+fn placeholder(table: &str, id: usize) -> String {
+    format!("?{table}#{id}")
+}
+
+/// Interns names in id order so that interned ids equal recorded ids; missing names get
+/// placeholders and a duplicate name gets a ` #id` suffix (ids must stay distinct).
+fn fill(interner: &mut Interner, names: &[Option<String>], table: &str) {
+    for (i, n) in names.iter().enumerate() {
+        let mut name = n.clone().unwrap_or_else(|| placeholder(table, i));
+        while interner.get(&name).is_some() {
+            name = format!("{name} #{i}");
+        }
+        interner.intern(&name);
+    }
+}

@@ -1,0 +1,277 @@
+//! Writing a trace directory: [`TraceWriter`] (the directory and its metadata log),
+//! [`ThreadLog`] (one per recording thread, lock-free append), and [`write_trace`] for
+//! an in-memory [`Trace`] (used by `jrace convert` and tests).
+//!
+//! The contract for a recorder: a name (metadata record) must be written before the first
+//! event that uses its id is appended, so that whatever a kill leaves is resolvable.
+
+use super::chunklog::ChunkLog;
+use super::events::{encode, DeltaState, MAX_EVENT_RECORD};
+use super::meta::*;
+use super::{thread_stem, META_LOG_ID, META_STEM};
+use crate::model::*;
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// Tuning of a writer.
+#[derive(Clone, Copy, Debug)]
+pub struct WriterOptions {
+    /// Bytes of raw records per chunk (the size of each `.open` memory map). Larger
+    /// chunks compress better; a reader holds one decompressed chunk per thread.
+    pub chunk_bytes: usize,
+    /// zstd level for sealed chunks.
+    pub zstd_level: i32,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            chunk_bytes: 256 * 1024,
+            zstd_level: 3,
+        }
+    }
+}
+
+/// Tables whose records are just `(id, name)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    Thread,
+    /// Static (signature) names of variables: the field, or the array element at a site.
+    Static,
+    Lock,
+    Method,
+    Object,
+}
+
+struct MetaLog {
+    log: ChunkLog,
+    buf: Vec<u8>,
+}
+
+/// A trace directory being written. Share it between threads (it is `Sync`): metadata
+/// records go through one mutex (names are interned rarely); events go through
+/// [`ThreadLog`]s, which share nothing.
+pub struct TraceWriter {
+    dir: PathBuf,
+    opts: WriterOptions,
+    meta: Mutex<MetaLog>,
+}
+
+impl TraceWriter {
+    /// Creates the directory (with parents) and its metadata log. Fails if `dir` already
+    /// holds a trace.
+    pub fn create(dir: &Path) -> io::Result<TraceWriter> {
+        TraceWriter::create_with(dir, WriterOptions::default())
+    }
+
+    pub fn create_with(dir: &Path, opts: WriterOptions) -> io::Result<TraceWriter> {
+        std::fs::create_dir_all(dir)?;
+        let log = ChunkLog::create(
+            dir,
+            META_STEM,
+            META_LOG_ID,
+            opts.chunk_bytes,
+            opts.zstd_level,
+        )?;
+        Ok(TraceWriter {
+            dir: dir.to_owned(),
+            opts,
+            meta: Mutex::new(MetaLog {
+                log,
+                buf: Vec::new(),
+            }),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Opens the log of thread `thread` (`t<ID>.jrl`). One per thread; fails if it exists.
+    pub fn thread_log(&self, thread: ThreadId) -> io::Result<ThreadLog> {
+        let log = ChunkLog::create(
+            &self.dir,
+            &thread_stem(thread),
+            thread,
+            self.opts.chunk_bytes,
+            self.opts.zstd_level,
+        )?;
+        Ok(ThreadLog {
+            thread,
+            log,
+            delta: DeltaState::default(),
+            last: 0,
+            events: 0,
+        })
+    }
+
+    fn meta(&self) -> MutexGuard<'_, MetaLog> {
+        // A panic while holding the lock cannot leave a half-written record (records are
+        // committed by their tag byte), so a poisoned lock is still usable.
+        self.meta.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record(&self, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        let mut m = self.meta();
+        let m = &mut *m;
+        m.buf.clear();
+        f(&mut m.buf);
+        m.log.append(&m.buf)
+    }
+
+    /// Names id `id` of `table`.
+    pub fn name(&self, table: Table, id: u32, name: &str) -> io::Result<()> {
+        let tag = match table {
+            Table::Thread => M_THREAD,
+            Table::Static => M_STATIC,
+            Table::Lock => M_LOCK,
+            Table::Method => M_METHOD,
+            Table::Object => M_OBJECT,
+        };
+        self.record(|b| name_record(b, tag, id, name))
+    }
+
+    /// Names variable `id` (e.g. `12.account.Account.balance`) and gives its static name id.
+    pub fn var(&self, id: VarId, static_id: u32, name: &str) -> io::Result<()> {
+        self.record(|b| var_record(b, id, static_id, name))
+    }
+
+    /// Names location `id` by its display token, with details when known.
+    pub fn loc(&self, id: LocId, token: &str, detail: Option<&LocDetail>) -> io::Result<()> {
+        self.record(|b| loc_record(b, id, token, detail))
+    }
+
+    /// Records reachable set `id` of an `enter` event (objects named with [`Table::Object`]).
+    pub fn objset(&self, id: ObjSetId, set: &ObjSet) -> io::Result<()> {
+        self.record(|b| objset_record(b, id, set))
+    }
+
+    /// Records a key/value fact (`branches=1`, `cut=1`, `uninstrumented_classes=3`, ...).
+    /// A later value for the same key replaces the earlier one.
+    pub fn set_meta(&self, key: &str, value: &str) -> io::Result<()> {
+        self.record(|b| kv_record(b, key, value))
+    }
+
+    /// Seals the metadata log's open chunk (compresses what was written so far).
+    pub fn seal_meta(&self) -> io::Result<()> {
+        self.meta().log.seal()
+    }
+
+    /// Seals and closes the metadata log. Thread logs are finished by their owners
+    /// ([`ThreadLog::finish`], or when dropped).
+    pub fn finish(self) -> io::Result<()> {
+        let mut m = self.meta.into_inner().unwrap_or_else(|p| p.into_inner());
+        m.log.finish()
+    }
+}
+
+/// The event log of one thread. Owned by that thread: appending takes no lock and
+/// touches no shared memory.
+pub struct ThreadLog {
+    thread: ThreadId,
+    log: ChunkLog,
+    delta: DeltaState,
+    last: u64,
+    events: u64,
+}
+
+impl ThreadLog {
+    pub fn thread(&self) -> ThreadId {
+        self.thread
+    }
+
+    /// Events appended so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Appends `e` (its `thread` is ignored: this log's thread is the event's thread) at
+    /// ordering stamp `stamp`, which must not be below the previous one. Only
+    /// `FLAG_VALUE` of `e.flags` is stored; the targets of begin, end and branch are not.
+    #[inline]
+    pub fn append(&mut self, stamp: u64, e: &Event) -> io::Result<()> {
+        if stamp < self.last {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "stamp {stamp} is below the previous stamp {} of thread {}",
+                    self.last, self.thread
+                ),
+            ));
+        }
+        if self.log.remaining() < MAX_EVENT_RECORD {
+            self.seal()?;
+        }
+        let mut buf = [0u8; MAX_EVENT_RECORD];
+        let n = encode(&mut self.delta, stamp, e, &mut buf);
+        self.log.write_fitting(&buf[..n])?;
+        self.last = stamp;
+        self.events += 1;
+        Ok(())
+    }
+
+    /// Seals the open chunk now (normally done when it is full).
+    pub fn seal(&mut self) -> io::Result<()> {
+        self.log.seal()?;
+        self.delta = DeltaState::default();
+        Ok(())
+    }
+
+    /// Seals, writes the end frame and removes the `.open` file.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.log.finish()
+    }
+}
+
+/// Writes an in-memory trace as a trace directory. Stamps are the events' global
+/// indices, so reading it back yields the same events in the same order; names keep
+/// their ids. Sets `branches` from [`Trace::has_branches`].
+pub fn write_trace(trace: &Trace, dir: &Path) -> io::Result<()> {
+    write_trace_with(trace, dir, WriterOptions::default())
+}
+
+/// [`write_trace`] with explicit options.
+pub fn write_trace_with(trace: &Trace, dir: &Path, opts: WriterOptions) -> io::Result<()> {
+    let w = TraceWriter::create_with(dir, opts)?;
+    let s = &trace.symbols;
+    w.set_meta("branches", if trace.has_branches { "1" } else { "0" })?;
+    let tables = [
+        (Table::Thread, &s.threads),
+        (Table::Static, &s.statics),
+        (Table::Lock, &s.locks),
+        (Table::Method, &s.methods),
+        (Table::Object, &s.objects),
+    ];
+    for (table, interner) in tables {
+        for (id, name) in interner.names().iter().enumerate() {
+            w.name(table, id as u32, name)?;
+        }
+    }
+    for (id, name) in s.vars.names().iter().enumerate() {
+        w.var(id as u32, s.var_static.get(id).copied().unwrap_or(0), name)?;
+    }
+    for (id, token) in s.locs.names().iter().enumerate() {
+        w.loc(
+            id as u32,
+            token,
+            s.loc_detail.get(id).and_then(Option::as_ref),
+        )?;
+    }
+    for (id, set) in s.objsets.iter().enumerate() {
+        w.objset(id as u32, set)?;
+    }
+    let mut logs: HashMap<ThreadId, ThreadLog> = HashMap::new();
+    for (i, e) in trace.events.iter().enumerate() {
+        let log = match logs.entry(e.thread) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(w.thread_log(e.thread)?),
+        };
+        log.append(i as u64, e)?;
+    }
+    for (_, log) in logs {
+        log.finish()?;
+    }
+    w.finish()
+}

@@ -1,0 +1,531 @@
+//! The binary trace directory: round trips, sealed traces, located errors on damaged
+//! files (never a panic), and the size on disk.
+
+use jrace_trace::binlog::{
+    write_trace, write_trace_with, Table, TraceReader, TraceWriter, WriterOptions,
+};
+use jrace_trace::std_format::parse_str;
+use jrace_trace::*;
+use rand::{Rng, SeedableRng};
+use std::path::Path;
+
+const FIG4: &str = "t1|fork(t2)|1\nt1|acq(l)|2\nt1|w(x,1)|3\nt1|w(y,1)|4\nt1|rel(l)|5\n\
+t2|begin|6\nt2|acq(l)|7\nt2|r(y,1)|8\nt2|rel(l)|9\nt2|r(x,1)|10\nt2|br|11\nt2|w(z,1)|12\n\
+t2|end|13\nt1|join(t2)|14\nt1|r(z,1)|15\nt1|br|16\n";
+
+const MIXED: &str = "# every kind\nT 1 |fork( t2 )| A.java:3 \nT 1|w(o1.f,0xff)|\nT 1|vw(v,-5)\n\
+T 1|acq(l)|x\nT 1|acq(l)|x\nT 1|wait(l)|w\nt2|acq(l)|a\nt2|notifyall(l)|n\nt2|notify(l)|n\nt2|rel(l)|r\nT 1|wake(l)|k\nT 1|rel(l)|\n\
+T 1|rel(l)|\nt2|enter(java.util.HashMap.put;o1,Main)|9\nt2|exit(java.util.HashMap.put)|9\n\
+t2|enter(m;)|\nt2|enter(m;*)|\nt2|r(o1.f)|\nt2|vr(v,-9223372036854775808)|1\nt2|w(o1.f,9223372036854775807)|1\n\
+T 1|join(t2)|2\nT 1|end|3\n";
+
+fn read_dir(dir: &Path) -> Result<(Trace, TraceReader), TraceError> {
+    let mut r = TraceReader::open(dir)?;
+    let t = read_all(&mut r)?;
+    Ok((t, r))
+}
+
+fn assert_same_interner(a: &Interner, b: &Interner, what: &str) {
+    assert_eq!(a.names(), b.names(), "{what}");
+}
+
+fn assert_equivalent(a: &Trace, b: &Trace) {
+    assert_eq!(a.events.len(), b.events.len());
+    for (i, (x, y)) in a.events.iter().zip(&b.events).enumerate() {
+        assert_eq!(x, y, "event {i}");
+    }
+    let (s, t) = (&a.symbols, &b.symbols);
+    assert_same_interner(&s.threads, &t.threads, "threads");
+    assert_same_interner(&s.vars, &t.vars, "vars");
+    assert_same_interner(&s.statics, &t.statics, "statics");
+    assert_same_interner(&s.locks, &t.locks, "locks");
+    assert_same_interner(&s.locs, &t.locs, "locs");
+    assert_same_interner(&s.methods, &t.methods, "methods");
+    assert_same_interner(&s.objects, &t.objects, "objects");
+    assert_eq!(s.var_static, t.var_static);
+    assert_eq!(s.loc_detail, t.loc_detail);
+    assert_eq!(s.objsets, t.objsets);
+    assert_eq!(a.has_branches, b.has_branches);
+}
+
+#[test]
+fn std_round_trips() {
+    for (name, text) in [("fig4.std", FIG4), ("mixed.std", MIXED)] {
+        let t = parse_str(text, name).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("trace");
+        write_trace(&t, &dir).unwrap();
+        let (back, r) = read_dir(&dir).unwrap();
+        assert_equivalent(&t, &back);
+        assert_eq!(
+            r.meta().get("branches").map(String::as_str),
+            Some(if t.has_branches { "1" } else { "0" })
+        );
+        // A finished trace leaves no open chunks behind.
+        for ent in std::fs::read_dir(&dir).unwrap() {
+            let n = ent.unwrap().file_name().into_string().unwrap();
+            assert!(n.ends_with(".jrl"), "{n} left in a finished trace");
+        }
+        // The generic opener picks the binary reader for a directory.
+        let again = load(&dir).unwrap();
+        assert_equivalent(&t, &again);
+    }
+}
+
+/// A synthetic trace with names, details, reachable sets, and many chunks per thread.
+fn synthetic(events: usize, seed: u64) -> Trace {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut s = Symbols::default();
+    let threads: Vec<ThreadId> = (0..6).map(|i| s.thread(&format!("worker-{i}"))).collect();
+    let main = s.thread("main");
+    let locks: Vec<LockId> = (0..4).map(|i| s.lock(&format!("lock@{i}"))).collect();
+    let locs: Vec<LocId> = (0..40)
+        .map(|i| {
+            s.loc_with_detail(LocDetail {
+                class: "app.Worker".into(),
+                method: format!("step{}", i / 8),
+                file: if i % 5 == 0 {
+                    None
+                } else {
+                    Some("Worker.java".into())
+                },
+                line: if i % 5 == 0 { None } else { Some(10 + i) },
+                bci: Some(i * 3),
+            })
+        })
+        .collect();
+    let shared: Vec<VarId> = (0..8)
+        .map(|i| s.var_with_static(&format!("7.app.Shared.f{i}"), &format!("app.Shared.f{i}")))
+        .collect();
+    let arrays: Vec<VarId> = (0..256)
+        .map(|i| {
+            s.var_with_static(
+                &format!("{}[{}]", 100 + i / 64, i % 64),
+                "int[]@Worker.java:30",
+            )
+        })
+        .collect();
+    let m = s.method("java.util.HashMap.put");
+    let o = s.objects.intern("7");
+    let set = s.objset(ObjSet::Objects(vec![o]));
+    let mut ev = Vec::new();
+    for &t in &threads {
+        ev.push(Event::new(main, Kind::Fork, t, locs[0]));
+    }
+    let mut counters = [0i64; 8];
+    let mut pc = vec![0usize; threads.len()];
+    let mut held: Vec<Option<LockId>> = vec![None; threads.len()];
+    while ev.len() < events {
+        // A scheduler slice: one thread runs a stretch of its loop.
+        let ti = rng.gen_range(0..threads.len());
+        let t = threads[ti];
+        for _ in 0..rng.gen_range(20..300) {
+            let step = pc[ti] % 12;
+            let loc = locs[(ti * 5 + step) % locs.len()];
+            let e = match (step, held[ti]) {
+                (0, None) => {
+                    let l = locks[rng.gen_range(0..locks.len())];
+                    if held.contains(&Some(l)) {
+                        Event::new(t, Kind::Branch, 0, loc)
+                    } else {
+                        held[ti] = Some(l);
+                        Event::new(t, Kind::Acquire, l, loc)
+                    }
+                }
+                (1, Some(_)) => {
+                    let v = rng.gen_range(0..shared.len());
+                    Event::new(t, Kind::Read, shared[v], loc).with_value(counters[v])
+                }
+                (2, Some(_)) => {
+                    let v = (pc[ti] / 12) % shared.len();
+                    counters[v] += 1;
+                    Event::new(t, Kind::Write, shared[v], loc).with_value(counters[v])
+                }
+                (3, Some(l)) => {
+                    held[ti] = None;
+                    Event::new(t, Kind::Release, l, loc)
+                }
+                (4, _) => Event::new(t, Kind::Branch, 0, loc),
+                (5..=7, _) => {
+                    let i = (pc[ti] / 12 + step) % 64 + ti * 32 % 256;
+                    Event::new(t, Kind::Read, arrays[i % arrays.len()], loc)
+                        .with_value((i * 7) as i64)
+                }
+                (8, _) => Event::new(t, Kind::Write, arrays[(pc[ti] / 12) % arrays.len()], loc)
+                    .with_value(pc[ti] as i64),
+                (9, _) if pc[ti] % 120 == 9 => {
+                    let mut e = Event::new(t, Kind::Enter, m, loc);
+                    e.value = set as i64;
+                    e
+                }
+                (10, _) if pc[ti] % 120 == 10 => Event::new(t, Kind::Exit, m, loc),
+                _ => Event::new(t, Kind::VRead, shared[0], loc).with_value(1),
+            };
+            ev.push(e);
+            pc[ti] += 1;
+        }
+    }
+    // Let the checker compute FLAG_NESTED as a reader would.
+    let mut c = wellformed::Checker::new();
+    for e in ev.iter_mut() {
+        c.check(e, &s).expect("synthetic trace is well formed");
+    }
+    Trace {
+        symbols: s,
+        events: ev,
+        has_branches: true,
+    }
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum()
+}
+
+#[test]
+fn sealed_trace_has_all_events_and_is_small() {
+    let t = synthetic(400_000, 7);
+    let tmp = tempfile::tempdir().unwrap();
+    // Small chunks: many sealed chunks per thread.
+    let small = tmp.path().join("small");
+    write_trace_with(
+        &t,
+        &small,
+        WriterOptions {
+            chunk_bytes: 4096,
+            zstd_level: 3,
+        },
+    )
+    .unwrap();
+    let (back, _) = read_dir(&small).unwrap();
+    assert_equivalent(&t, &back);
+    // Default options: the size the agent would produce.
+    let dflt = tmp.path().join("default");
+    write_trace(&t, &dflt).unwrap();
+    let (back, _) = read_dir(&dflt).unwrap();
+    assert_equivalent(&t, &back);
+    let per_event = dir_bytes(&dflt) as f64 / t.events.len() as f64;
+    eprintln!(
+        "synthetic trace: {} events, {} bytes on disk, {per_event:.2} bytes/event (4 KiB chunks: {:.2})",
+        t.events.len(),
+        dir_bytes(&dflt),
+        dir_bytes(&small) as f64 / t.events.len() as f64
+    );
+    assert!(per_event <= 4.0, "{per_event:.2} bytes/event");
+}
+
+#[test]
+fn writer_api_names_details_and_meta() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("trace");
+    let w = TraceWriter::create(&dir).unwrap();
+    assert!(
+        TraceWriter::create(&dir).is_err(),
+        "a second writer must not clobber the trace"
+    );
+    // Names may arrive out of order and some may be missing.
+    w.name(Table::Thread, 1, "worker").unwrap();
+    w.name(Table::Thread, 0, "main").unwrap();
+    w.name(Table::Static, 0, "app.A.f").unwrap();
+    w.var(1, 0, "3.app.A.f").unwrap();
+    let d = LocDetail {
+        class: "app.A".into(),
+        method: "run".into(),
+        file: None,
+        line: None,
+        bci: Some(12),
+    };
+    w.loc(0, &d.display(), Some(&d)).unwrap();
+    w.set_meta("branches", "0").unwrap();
+    w.set_meta("cut", "0").unwrap();
+    w.set_meta("uninstrumented_classes", "2").unwrap();
+    w.set_meta("cut", "1").unwrap();
+    w.name(Table::Lock, 0, &"L".repeat(300_000)).unwrap(); // larger than a chunk
+    {
+        let mut a = w.thread_log(0).unwrap();
+        a.append(5, &Event::new(0, Kind::Fork, 1, 0)).unwrap();
+        a.append(9, &Event::new(0, Kind::Write, 1, 0).with_value(-3))
+            .unwrap();
+        assert!(
+            a.append(8, &Event::new(0, Kind::Branch, 0, 0)).is_err(),
+            "stamps never decrease"
+        );
+        a.finish().unwrap();
+        let mut b = w.thread_log(1).unwrap();
+        b.append(5, &Event::new(1, Kind::Begin, 0, 0)).unwrap();
+        b.append(9, &Event::new(1, Kind::Acquire, 0, 0)).unwrap();
+        // Dropped without finish: sealed on drop.
+    }
+    w.finish().unwrap();
+    let (t, r) = read_dir(&dir).unwrap();
+    assert_eq!(r.meta().get("cut").map(String::as_str), Some("1"));
+    assert_eq!(
+        r.meta().get("uninstrumented_classes").map(String::as_str),
+        Some("2")
+    );
+    assert!(!t.has_branches);
+    let s = &t.symbols;
+    assert_eq!(s.threads.names(), ["main", "worker"]);
+    assert_eq!(s.vars.names()[0], "?var#0");
+    assert_eq!(s.var_name(1), "3.app.A.f");
+    assert_eq!(s.static_name(1), "app.A.f");
+    assert_eq!(s.loc_name(0), "app.A.run@12");
+    assert_eq!(s.loc_detail[0].as_ref(), Some(&d));
+    assert_eq!(s.lock_name(0).len(), 300_000);
+    // Merged by (stamp, thread): equal stamps go to the lower thread id first.
+    let got: Vec<(ThreadId, Kind)> = t.events.iter().map(|e| (e.thread, e.kind)).collect();
+    assert_eq!(
+        got,
+        [
+            (0, Kind::Fork),
+            (1, Kind::Begin),
+            (0, Kind::Write),
+            (1, Kind::Acquire)
+        ]
+    );
+    assert_eq!(t.events[2].value, -3);
+}
+
+#[test]
+fn ill_formed_events_are_located() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("trace");
+    let w = TraceWriter::create(&dir).unwrap();
+    w.name(Table::Thread, 0, "main").unwrap();
+    w.name(Table::Lock, 0, "l").unwrap();
+    w.loc(0, "A.java:1", None).unwrap();
+    let mut a = w.thread_log(0).unwrap();
+    a.append(1, &Event::new(0, Kind::Acquire, 0, 0)).unwrap();
+    a.append(2, &Event::new(0, Kind::Release, 0, 0)).unwrap();
+    a.append(3, &Event::new(0, Kind::Release, 0, 0)).unwrap();
+    a.append(4, &Event::new(0, Kind::Write, 9, 0)).unwrap();
+    a.finish().unwrap();
+    w.finish().unwrap();
+    let err = read_dir(&dir).unwrap_err();
+    match &err {
+        TraceError::Event {
+            path,
+            event,
+            thread,
+            msg,
+        } => {
+            assert!(path.ends_with("t0.jrl"), "{}", path.display());
+            assert_eq!((*event, thread.as_str()), (3, "main"));
+            assert!(msg.contains("release of lock l"), "{msg}");
+        }
+        e => panic!("expected an event error, got {e}"),
+    }
+}
+
+#[test]
+fn undefined_ids_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("trace");
+    let w = TraceWriter::create(&dir).unwrap();
+    w.name(Table::Thread, 0, "main").unwrap();
+    w.loc(0, "A.java:1", None).unwrap();
+    let mut a = w.thread_log(0).unwrap();
+    a.append(4, &Event::new(0, Kind::Write, 9, 0)).unwrap();
+    a.finish().unwrap();
+    w.finish().unwrap();
+    let err = read_dir(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("t0.jrl") && err.contains("expected a variable id below 0"),
+        "{err}"
+    );
+}
+
+fn finished_trace(dir: &Path) -> Trace {
+    let t = synthetic(60_000, 3);
+    write_trace_with(
+        &t,
+        dir,
+        WriterOptions {
+            chunk_bytes: 4096,
+            zstd_level: 3,
+        },
+    )
+    .unwrap();
+    t
+}
+
+#[test]
+fn truncated_and_corrupted_files_give_located_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("trace");
+    finished_trace(&dir);
+    let log = dir.join("t0.jrl");
+    let orig = std::fs::read(&log).unwrap();
+
+    // Cut in the middle: no end frame and no open chunk, so it is a truncation.
+    std::fs::write(&log, &orig[..orig.len() / 2]).unwrap();
+    let err = read_dir(&dir).unwrap_err();
+    match &err {
+        TraceError::Binary { path, msg, .. } => {
+            assert!(path.ends_with("t0.jrl"));
+            assert!(msg.contains("truncated"), "{msg}");
+        }
+        e => panic!("expected a binary error, got {e}"),
+    }
+
+    // A flipped payload byte: CRC mismatch at that frame.
+    let mut bad = orig.clone();
+    let at = 32 + 32 + 5; // first frame's payload
+    bad[at] ^= 0x40;
+    std::fs::write(&log, &bad).unwrap();
+    let err = read_dir(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("t0.jrl: at byte 32: expected a frame whose CRC matches"),
+        "{err}"
+    );
+
+    // Bad magic.
+    let mut bad = orig.clone();
+    bad[0] = b'X';
+    std::fs::write(&log, &bad).unwrap();
+    let err = read_dir(&dir).unwrap_err().to_string();
+    assert!(err.contains("at byte 0: expected the magic"), "{err}");
+
+    // Truncated metadata.
+    std::fs::write(&log, &orig).unwrap();
+    let meta = dir.join("meta.jrl");
+    let m = std::fs::read(&meta).unwrap();
+    std::fs::write(&meta, &m[..m.len() - 3]).unwrap();
+    let err = read_dir(&dir).unwrap_err().to_string();
+    assert!(err.contains("meta.jrl"), "{err}");
+
+    // Not a trace directory at all.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert!(TraceReader::open(&empty)
+        .unwrap_err()
+        .to_string()
+        .contains("not a jrace trace directory"));
+}
+
+#[test]
+fn damaged_files_never_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("trace");
+    finished_trace(&dir);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+    let names = ["t0.jrl", "t3.jrl", "meta.jrl"];
+    for round in 0..150 {
+        let name = names[round % names.len()];
+        let path = dir.join(name);
+        let orig = std::fs::read(&path).unwrap();
+        let mut bad = orig.clone();
+        match round % 3 {
+            0 => bad.truncate(rng.gen_range(0..orig.len())),
+            1 => {
+                for _ in 0..rng.gen_range(1..4) {
+                    let i = rng.gen_range(0..bad.len());
+                    bad[i] = rng.gen();
+                }
+            }
+            _ => {
+                // Also a stale open chunk with random content.
+                let i = rng.gen_range(0..bad.len());
+                bad[i] ^= 1;
+                let mut open = vec![0u8; 64 + 4096];
+                open[..8].copy_from_slice(b"JRACEOPN");
+                open[8] = 1;
+                open[16] = rng.gen_range(0..3);
+                for b in open[64..64 + rng.gen_range(0..200)].iter_mut() {
+                    *b = rng.gen();
+                }
+                std::fs::write(dir.join(name.replace(".jrl", ".open")), &open).unwrap();
+            }
+        }
+        std::fs::write(&path, &bad).unwrap();
+        // Either an error or a trace: never a panic.
+        let _ = read_dir(&dir);
+        std::fs::write(&path, &orig).unwrap();
+        let _ = std::fs::remove_file(dir.join(name.replace(".jrl", ".open")));
+    }
+    read_dir(&dir).expect("restored trace reads");
+}
+
+#[test]
+fn torn_record_in_open_chunk_is_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("trace");
+    let w = TraceWriter::create(&dir).unwrap();
+    w.name(Table::Thread, 0, "main").unwrap();
+    w.name(Table::Static, 0, "x").unwrap();
+    w.var(0, 0, "x").unwrap();
+    w.loc(0, "A.java:1", None).unwrap();
+    let mut a = w.thread_log(0).unwrap();
+    for i in 0..10 {
+        a.append(
+            i,
+            &Event::new(0, Kind::Write, 0, 0).with_value(1000 + i as i64),
+        )
+        .unwrap();
+    }
+    // Simulate a kill: neither the log nor the writer is finished.
+    std::mem::forget(a);
+    std::mem::forget(w);
+    let open = dir.join("t0.open");
+    let mut data = std::fs::read(&open).unwrap();
+    let end = 64 + data[64..].iter().rposition(|&b| b != 0).unwrap() + 1;
+    // A torn record: body bytes written, tag byte not yet.
+    data[end + 1] = 0x85;
+    data[end + 2] = 0x07;
+    std::fs::write(&open, &data).unwrap();
+    let (t, r) = read_dir(&dir).unwrap();
+    assert_eq!(t.events.len(), 10);
+    assert_eq!(t.events[9].value, 1009);
+    assert!(!r.has_branches(), "no branches key and no branch events");
+}
+
+/// Worst case for the encoding: ids, locations and values drawn at random (nothing for
+/// deltas or zstd to find). Printed for FORMAT.md; bounded loosely.
+#[test]
+fn size_of_random_trace() {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+    let mut s = Symbols::default();
+    let threads: Vec<ThreadId> = (0..8).map(|i| s.thread(&format!("t{i}"))).collect();
+    let vars: Vec<VarId> = (0..20_000).map(|i| s.var(&format!("v{i}"))).collect();
+    let locs: Vec<LocId> = (0..2_000).map(|i| s.loc(&format!("A.java:{i}"))).collect();
+    let mut ev = Vec::new();
+    while ev.len() < 200_000 {
+        let t = threads[rng.gen_range(0..threads.len())];
+        for _ in 0..rng.gen_range(1..50) {
+            let k = if rng.gen_bool(0.3) {
+                Kind::Write
+            } else {
+                Kind::Read
+            };
+            let v = vars[rng.gen_range(0..vars.len())];
+            let val = if rng.gen_bool(0.5) {
+                rng.gen_range(0..100)
+            } else {
+                rng.gen_range(0..1 << 20)
+            };
+            ev.push(Event::new(t, k, v, locs[rng.gen_range(0..locs.len())]).with_value(val));
+        }
+    }
+    let t = Trace {
+        symbols: s,
+        events: ev,
+        has_branches: false,
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("trace");
+    write_trace(&t, &dir).unwrap();
+    let logs: u64 = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != "meta.jrl")
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    let per_event = logs as f64 / t.events.len() as f64;
+    eprintln!(
+        "random trace: {} events, {per_event:.2} bytes/event in thread logs (metadata excluded)",
+        t.events.len()
+    );
+    assert!(per_event < 8.0);
+}
