@@ -43,10 +43,6 @@ impl AccessEntry {
         self.thread_write >> 1
     }
     #[inline]
-    fn write(&self) -> bool {
-        self.thread_write & 1 != 0
-    }
-    #[inline]
     fn idx(&self) -> u64 {
         (self.idx_hi as u64) << 32 | self.idx_lo as u64
     }
@@ -73,7 +69,11 @@ impl AccessHistory {
     pub fn prefetch_entries(&self, var: u32) {
         if let Some(h) = self.vars.get(var as usize) {
             if h.spilled() {
-                prefetch(h.as_ptr().cast());
+                let p: *const u8 = h.as_ptr().cast();
+                let bytes = h.len() * std::mem::size_of::<AccessEntry>();
+                for off in (0..bytes.min(MAX_PREFETCH_LINES * 64)).step_by(64) {
+                    prefetch(p.wrapping_add(off));
+                }
             }
         }
     }
@@ -96,16 +96,32 @@ impl AccessHistory {
         let write = e.kind == Kind::Write;
         let hist = &mut self.vars[var];
         let thread_write = e.thread << 1 | write as u32;
-        let mut slot = None;
-        for (i, a) in hist.iter().enumerate() {
-            if a.thread() == e.thread {
-                if a.loc == e.loc && a.thread_write == thread_write {
-                    slot = Some(i);
-                }
-            } else if (a.write() || write) && a.epoch > clock.get(a.thread()) {
-                races.report(e.target, a.idx(), a.loc, idx, e.loc);
+        // Same-epoch fast path (as in FastTrack): the thread's latest access of this
+        // (location, kind) has the current epoch, so the thread released nothing since.
+        // Every entry unordered with this access was then unordered with that one too
+        // (clocks only grow), and any entry added since was checked against it, so every
+        // signature this access could report is already reported. The most recently
+        // updated entry is kept first so that this check is one comparison.
+        if let Some(a) = hist.first() {
+            if a.thread_write == thread_write && a.loc == e.loc && a.epoch == epoch {
+                return;
             }
         }
+        // Branch-light scan: whether an entry races depends on data, so the loop computes
+        // it with non-short-circuit `&` and branches only on the rare race.
+        let mut slot = usize::MAX;
+        for (i, a) in hist.iter().enumerate() {
+            let other = a.thread() != e.thread;
+            let conflict = (a.thread_write | write as u32) & 1 != 0;
+            let unordered = a.epoch > clock.get(a.thread());
+            if other & conflict & unordered {
+                races.report(e.target, a.idx(), a.loc, idx, e.loc);
+            }
+            if (a.thread_write == thread_write) & (a.loc == e.loc) {
+                slot = i;
+            }
+        }
+        let slot = (slot != usize::MAX).then_some(slot);
         let entry = AccessEntry {
             thread_write,
             loc: e.loc,
@@ -114,11 +130,20 @@ impl AccessHistory {
             idx_hi: (idx >> 32) as u32,
         };
         match slot {
-            Some(i) => hist[i] = entry,
-            None => hist.push(entry),
+            Some(i) => {
+                hist[i] = entry;
+                hist.swap(0, i);
+            }
+            None => {
+                hist.push(entry);
+                let last = hist.len() - 1;
+                hist.swap(0, last);
+            }
         }
     }
 }
+
+const MAX_PREFETCH_LINES: usize = 4;
 
 #[inline]
 fn prefetch(p: *const u8) {
@@ -193,7 +218,8 @@ impl HbClocks {
             }
             Kind::Notify | Kind::NotifyAll => {
                 let c = self.thread(t).clone();
-                self.notifies.notify(e.target, idx, e.kind == Kind::NotifyAll, || c);
+                self.notifies
+                    .notify(e.target, idx, e.kind == Kind::NotifyAll, || c);
                 self.thread(t).inc(t);
             }
             Kind::Fork => {

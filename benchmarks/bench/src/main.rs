@@ -7,7 +7,7 @@
 
 use anyhow::{bail, Context, Result};
 use jrace_analyzer::RaceSink;
-use jrace_trace::{Event, EventSource, Kind, Symbols, Trace};
+use jrace_trace::{Event, Kind, Symbols, Trace};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
@@ -23,12 +23,15 @@ struct GenParams {
 
 /// A synthetic trace shaped like a lock-based server: threads run in bursts, take short
 /// critical sections on a few hundred locks (nested up to two deep), touch the shared
-/// variables those locks guard and many thread-private ones, use some volatile flags, and
-/// now and then access a shared variable without its lock (the races).
+/// variables those locks guard and many thread-private ones (with locality: mostly near
+/// the last one, as when a method works on one object), use some volatile flags, and now
+/// and then access a shared variable without its lock (the races).
 fn generate(p: &GenParams) -> Trace {
     let mut rng = SmallRng::seed_from_u64(p.seed);
     let mut sym = Symbols::default();
-    let threads: Vec<u32> = (0..p.threads).map(|i| sym.thread(&format!("T{i}"))).collect();
+    let threads: Vec<u32> = (0..p.threads)
+        .map(|i| sym.thread(&format!("T{i}")))
+        .collect();
     let locks: Vec<u32> = (0..p.locks).map(|i| sym.lock(&format!("L{i}"))).collect();
     // Intern variables lazily but deterministically: ids are assigned on first use.
     let mut var_ids: Vec<u32> = vec![u32::MAX; p.vars as usize];
@@ -41,6 +44,7 @@ fn generate(p: &GenParams) -> Trace {
     let mut holder: Vec<Option<u32>> = vec![None; p.locks as usize];
     let mut held: Vec<Vec<u32>> = vec![Vec::new(); p.threads as usize];
     let mut cs_left: Vec<u32> = vec![0; p.threads as usize];
+    let mut last_private: Vec<u32> = vec![0; p.threads as usize];
     let mut events: Vec<Event> = Vec::with_capacity(p.events as usize + 64);
     let hot = (p.vars / 50).max(1);
 
@@ -73,7 +77,11 @@ fn generate(p: &GenParams) -> Trace {
             holder[l as usize] = None;
             let lc = loc(&mut sym, 4000 + l);
             events.push(Event::new(t, Kind::Release, locks[l as usize], lc));
-            cs_left[ti] = if held[ti].is_empty() { 0 } else { rng.gen_range(1..4) };
+            cs_left[ti] = if held[ti].is_empty() {
+                0
+            } else {
+                rng.gen_range(1..4)
+            };
             continue;
         }
         if cs_left[ti] > 0 {
@@ -97,9 +105,15 @@ fn generate(p: &GenParams) -> Trace {
             let lc = loc(&mut sym, 2000 + v * 2 + (r & 1));
             if r % 2 == 0 {
                 vol_values[v as usize] += 1;
-                events.push(Event::new(t, Kind::VWrite, vol_ids[v as usize], lc).with_value(vol_values[v as usize]));
+                events.push(
+                    Event::new(t, Kind::VWrite, vol_ids[v as usize], lc)
+                        .with_value(vol_values[v as usize]),
+                );
             } else {
-                events.push(Event::new(t, Kind::VRead, vol_ids[v as usize], lc).with_value(vol_values[v as usize]));
+                events.push(
+                    Event::new(t, Kind::VRead, vol_ids[v as usize], lc)
+                        .with_value(vol_values[v as usize]),
+                );
             }
         } else if r < 19 {
             let lc = loc(&mut sym, rng.gen_range(0..2000));
@@ -114,7 +128,18 @@ fn generate(p: &GenParams) -> Trace {
                 let per_lock = (hot / p.locks).max(1);
                 (l + p.locks * rng.gen_range(0..per_lock)).min(hot - 1)
             } else {
-                hot + cur * private + rng.gen_range(0..private.max(1))
+                // Private work has locality, like a method working on one object or
+                // walking an array: mostly near the thread's last private variable.
+                let base = hot + cur * private;
+                let near = &mut last_private[ti];
+                if *near < base || *near >= base + private || rng.gen_ratio(1, 16) {
+                    *near = base + rng.gen_range(0..private.max(1));
+                } else {
+                    let off = rng.gen_range(0..16u32);
+                    *near =
+                        (*near + off).min(base + private - 1).max(base + off.min(8)) - off.min(8);
+                }
+                *near
             };
             if var_ids[v as usize] == u32::MAX {
                 var_ids[v as usize] = sym.var(&format!("v{v}"));
@@ -142,11 +167,21 @@ fn generate(p: &GenParams) -> Trace {
     for &t in &threads[1..] {
         events.push(Event::new(threads[0], Kind::Join, t, l0));
     }
-    Trace { symbols: sym, events, has_branches: true }
+    Trace {
+        symbols: sym,
+        events,
+        has_branches: true,
+    }
 }
 
 fn gen(args: &[String]) -> Result<()> {
-    let mut p = GenParams { events: 10_000_000, threads: 8, locks: 300, vars: 100_000, seed: 1 };
+    let mut p = GenParams {
+        events: 10_000_000,
+        threads: 8,
+        locks: 300,
+        vars: 100_000,
+        seed: 1,
+    };
     let mut out = PathBuf::from("benchmarks/out");
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -167,7 +202,11 @@ fn gen(args: &[String]) -> Result<()> {
     std::fs::create_dir_all(&out)?;
     let t0 = Instant::now();
     let trace = generate(&p);
-    eprintln!("generated {} events in {:.1} s", trace.events.len(), t0.elapsed().as_secs_f64());
+    eprintln!(
+        "generated {} events in {:.1} s",
+        trace.events.len(),
+        t0.elapsed().as_secs_f64()
+    );
     let std_path = out.join("synth.std");
     let f = std::fs::File::create(&std_path)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
@@ -182,7 +221,12 @@ fn gen(args: &[String]) -> Result<()> {
 
 fn dir_bytes(p: &Path) -> u64 {
     std::fs::read_dir(p)
-        .map(|rd| rd.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
         .unwrap_or(0)
 }
 
@@ -196,7 +240,10 @@ fn measure(args: &[String]) -> Result<()> {
     };
     let dets: Vec<String> = match dets.first() {
         Some(d) => d.split(',').map(str::to_owned).collect(),
-        None => jrace_analyzer::DETECTORS.iter().map(|s| s.to_string()).collect(),
+        None => jrace_analyzer::DETECTORS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
     };
     let std_path = Path::new(std_path);
     let bin_path = Path::new(bin_path);
@@ -212,7 +259,11 @@ fn measure(args: &[String]) -> Result<()> {
     }
     let s = t0.elapsed().as_secs_f64();
     let bytes = std::fs::metadata(std_path)?.len();
-    println!("| parse .std | {n} | {s:.2} | {} lines | {:.0} MB text |", rate(n, s), bytes as f64 / 1e6);
+    println!(
+        "| parse .std | {n} | {s:.2} | {} lines | {:.0} MB text |",
+        rate(n, s),
+        bytes as f64 / 1e6
+    );
 
     let t0 = Instant::now();
     let mut src = jrace_trace::open(bin_path)?;
@@ -229,20 +280,32 @@ fn measure(args: &[String]) -> Result<()> {
         bbytes as f64 / events.len().max(1) as f64
     );
 
+    // Each detector runs on events already in memory, so its figure is its own cost. A
+    // run under 3 s is repeated and the best of three reported: the machines this runs on
+    // are noisy, and the best run is the one least disturbed.
     for d in &dets {
-        let mut det = jrace_analyzer::make_detector(d).with_context(|| format!("no detector {d}"))?;
-        let mut sink = RaceSink::new();
-        let t0 = Instant::now();
-        for (k, chunk) in events.chunks(4096).enumerate() {
-            det.on_batch(k as u64 * 4096, chunk, &mut sink);
+        let mut best = f64::INFINITY;
+        let mut races = 0;
+        for run in 0..3 {
+            let mut det =
+                jrace_analyzer::make_detector(d).with_context(|| format!("no detector {d}"))?;
+            let mut sink = RaceSink::new();
+            let t0 = Instant::now();
+            for (k, chunk) in events.chunks(4096).enumerate() {
+                det.on_batch(k as u64 * 4096, chunk, &mut sink);
+            }
+            det.finish(&mut sink);
+            let s = t0.elapsed().as_secs_f64();
+            best = best.min(s);
+            races = sink.len();
+            if run == 0 && s > 3.0 {
+                break;
+            }
         }
-        det.finish(&mut sink);
-        let s = t0.elapsed().as_secs_f64();
         println!(
-            "| {d} (events in memory) | {} | {s:.2} | {} events | {} (variable, location pair) races |",
+            "| {d} (events in memory) | {} | {best:.2} | {} events | {races} (variable, location pair) races |",
             events.len(),
-            rate(events.len() as u64, s),
-            sink.len()
+            rate(events.len() as u64, best),
         );
     }
     drop(events);
