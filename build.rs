@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn java_sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -32,9 +34,19 @@ fn main() {
         .ok()
         .filter(|p| p.exists())
         .unwrap_or_else(|| PathBuf::from("javac"));
-    match Command::new(&javac).arg("-g").arg("--release").arg("17").arg("-d").arg(&out).args(&srcs).status() {
+    match Command::new(&javac)
+        .arg("-g")
+        .arg("--release")
+        .arg("17")
+        .arg("-d")
+        .arg(&out)
+        .args(&srcs)
+        .status()
+    {
         Ok(s) if s.success() => {}
         Ok(s) => println!("cargo:warning=javac failed ({s}); the Java harness is not available"),
-        Err(e) => println!("cargo:warning=javac not found ({e}); the Java harness is not available"),
+        Err(e) => {
+            println!("cargo:warning=javac not found ({e}); the Java harness is not available")
+        }
     }
 }

@@ -127,13 +127,22 @@ fn detector_names(requested: &[String]) -> Result<Vec<&'static str>> {
                 names.push(d);
             }
         } else if jrace_analyzer::PLANNED.contains(&r) {
-            bail!("detector `{r}` is not available in this build yet; available: {}", jrace_analyzer::DETECTORS.join(","));
+            bail!(
+                "detector `{r}` is not available in this build yet; available: {}",
+                jrace_analyzer::DETECTORS.join(",")
+            );
         } else {
-            bail!("unknown detector `{r}`; expected a comma list of {} or `all`", jrace_analyzer::DETECTORS.join(","));
+            bail!(
+                "unknown detector `{r}`; expected a comma list of {} or `all`",
+                jrace_analyzer::DETECTORS.join(",")
+            );
         }
     }
     if names.is_empty() {
-        bail!("no detector given; expected a comma list of {} or `all`", jrace_analyzer::DETECTORS.join(","));
+        bail!(
+            "no detector given; expected a comma list of {} or `all`",
+            jrace_analyzer::DETECTORS.join(",")
+        );
     }
     Ok(names)
 }
@@ -144,8 +153,10 @@ fn progress_bar(what: &str) -> Option<indicatif::ProgressBar> {
     }
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {msg} {pos} events ({per_sec}, {elapsed})")
-            .expect("valid template"),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {msg} {pos} events ({per_sec}, {elapsed})",
+        )
+        .expect("valid template"),
     );
     pb.set_message(what.to_owned());
     Some(pb)
@@ -190,7 +201,11 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let path = args.trace.clone();
     let rep = analyze_source(&args.trace, &|| open(&path), &names)?;
     emit(&rep, args.format, args.output.as_deref())?;
-    Ok(if args.fail_on_race && !rep.races.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if args.fail_on_race && !rep.races.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn emit(rep: &report::Report, format: Format, output: Option<&Path>) -> Result<()> {
@@ -200,7 +215,9 @@ fn emit(rep: &report::Report, format: Format, output: Option<&Path>) -> Result<(
         Format::Sarif => report::to_sarif(rep),
     };
     match output {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?,
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?
+        }
         None => {
             let mut out = std::io::stdout().lock();
             // A closed pipe (e.g. `| head`) is not an error worth a message.
@@ -235,13 +252,26 @@ fn stats(path: &Path) -> Result<ExitCode> {
     let _ = writeln!(s, "trace:      {}", path.display());
     let _ = writeln!(s, "events:     {}", counts.events);
     let _ = writeln!(s, "threads:    {}", sym.threads.len());
-    let _ = writeln!(s, "variables:  {} ({} static names)", sym.vars.len(), sym.statics.len());
+    let _ = writeln!(
+        s,
+        "variables:  {} ({} static names)",
+        sym.vars.len(),
+        sym.statics.len()
+    );
     let _ = writeln!(s, "locks:      {}", sym.locks.len());
     let _ = writeln!(s, "locations:  {}", sym.locs.len());
-    let _ = writeln!(s, "branches recorded: {}", if src.has_branches() { "yes" } else { "no" });
+    let _ = writeln!(
+        s,
+        "branches recorded: {}",
+        if src.has_branches() { "yes" } else { "no" }
+    );
     if path.is_dir() {
         let bytes = dir_size(path);
-        let per = if counts.events > 0 { bytes as f64 / counts.events as f64 } else { 0.0 };
+        let per = if counts.events > 0 {
+            bytes as f64 / counts.events as f64
+        } else {
+            0.0
+        };
         let _ = writeln!(s, "size on disk: {bytes} bytes ({per:.2} bytes/event)");
     }
     let _ = writeln!(s, "events by kind:");
@@ -257,7 +287,13 @@ fn stats(path: &Path) -> Result<ExitCode> {
 
 fn dir_size(p: &Path) -> u64 {
     std::fs::read_dir(p)
-        .map(|rd| rd.flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum())
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
         .unwrap_or(0)
 }
 
@@ -265,13 +301,15 @@ fn convert(path: &Path, to: ConvertTo, output: &Path) -> Result<ExitCode> {
     match to {
         ConvertTo::Std => {
             let mut src = open(path)?;
-            let f = std::fs::File::create(output).with_context(|| format!("cannot create {}", output.display()))?;
+            let f = std::fs::File::create(output)
+                .with_context(|| format!("cannot create {}", output.display()))?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
             while let Some(e) = src.next_event()? {
                 jrace_trace::std_format::format_event(&e, src.symbols(), &mut w)?;
                 w.write_all(b"\n")?;
             }
-            w.flush().with_context(|| format!("cannot write {}", output.display()))?;
+            w.flush()
+                .with_context(|| format!("cannot write {}", output.display()))?;
         }
         ConvertTo::Bin => {
             let trace = jrace_trace::load(path)?;
@@ -287,8 +325,14 @@ fn demo() -> Result<ExitCode> {
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("bank.std");
     std::fs::write(&path, DEMO_TRACE)?;
-    eprintln!("jrace demo: analyzing a recorded run of a small bank program (2 tellers, 1 auditor)");
-    eprintln!("            trace: {} ({} lines)\n", path.display(), DEMO_TRACE.lines().count());
+    eprintln!(
+        "jrace demo: analyzing a recorded run of a small bank program (2 tellers, 1 auditor)"
+    );
+    eprintln!(
+        "            trace: {} ({} lines)\n",
+        path.display(),
+        DEMO_TRACE.lines().count()
+    );
     let names = detector_names(&["all".to_owned()])?;
     let p2 = path.clone();
     let rep = analyze_source(&path, &|| open(&p2), &names)?;

@@ -9,7 +9,10 @@ use std::process::{Command, Output};
 const ALL: &str = "hb,shb,wcp,cp,lockset";
 
 fn jrace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jrace")).args(args).output().expect("jrace runs")
+    Command::new(env!("CARGO_BIN_EXE_jrace"))
+        .args(args)
+        .output()
+        .expect("jrace runs")
 }
 
 fn root() -> PathBuf {
@@ -40,7 +43,9 @@ fn sig(var: &str, a: &str, b: &str) -> String {
 fn expectations(text: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut m = BTreeMap::new();
     for line in text.lines() {
-        let Some(rest) = line.trim().strip_prefix("# expect ") else { continue };
+        let Some(rest) = line.trim().strip_prefix("# expect ") else {
+            continue;
+        };
         let (det, sigs) = rest.split_once(':').unwrap();
         let set = sigs
             .split_whitespace()
@@ -57,8 +62,20 @@ fn expectations(text: &str) -> BTreeMap<String, BTreeSet<String>> {
 }
 
 fn analyze_json(path: &Path, dets: &str) -> Value {
-    let out = jrace(&["analyze", path.to_str().unwrap(), "-d", dets, "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let out = jrace(&[
+        "analyze",
+        path.to_str().unwrap(),
+        "-d",
+        dets,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("valid JSON")
 }
 
@@ -74,15 +91,20 @@ fn check_schema(doc: &Value, requested: &[&str]) -> BTreeMap<String, BTreeSet<St
     for d in dets {
         assert!(d["races"].is_u64() && d["seconds"].is_number());
     }
-    let mut by_det: BTreeMap<String, BTreeSet<String>> =
-        requested.iter().map(|d| (d.to_string(), BTreeSet::new())).collect();
+    let mut by_det: BTreeMap<String, BTreeSet<String>> = requested
+        .iter()
+        .map(|d| (d.to_string(), BTreeSet::new()))
+        .collect();
     let races = doc["races"].as_array().unwrap();
     let mut last = (0u64, 0u64);
     for (i, r) in races.iter().enumerate() {
         assert_eq!(r["id"].as_u64().unwrap(), i as u64 + 1);
         let acc = r["accesses"].as_array().unwrap();
         assert_eq!(acc.len(), 2);
-        let (e1, e2) = (acc[0]["event"].as_u64().unwrap(), acc[1]["event"].as_u64().unwrap());
+        let (e1, e2) = (
+            acc[0]["event"].as_u64().unwrap(),
+            acc[1]["event"].as_u64().unwrap(),
+        );
         assert!(e1 < e2, "accesses in trace order");
         assert!((e2, e1) > last, "ids ordered by second event, then first");
         last = (e2, e1);
@@ -95,7 +117,11 @@ fn check_schema(doc: &Value, requested: &[&str]) -> BTreeMap<String, BTreeSet<St
         }
         assert_eq!(
             r["kind"].as_str().unwrap(),
-            format!("{}-{}", acc[0]["op"].as_str().unwrap(), acc[1]["op"].as_str().unwrap())
+            format!(
+                "{}-{}",
+                acc[0]["op"].as_str().unwrap(),
+                acc[1]["op"].as_str().unwrap()
+            )
         );
         let s = sig(
             r["variable"].as_str().unwrap(),
@@ -105,7 +131,10 @@ fn check_schema(doc: &Value, requested: &[&str]) -> BTreeMap<String, BTreeSet<St
         let found_by = r["detectors"].as_array().unwrap();
         assert!(!found_by.is_empty());
         for d in found_by {
-            by_det.get_mut(d.as_str().unwrap()).expect("requested detector").insert(s.clone());
+            by_det
+                .get_mut(d.as_str().unwrap())
+                .expect("requested detector")
+                .insert(s.clone());
         }
     }
     for d in dets {
@@ -127,7 +156,12 @@ fn every_vector_gives_the_expected_races_through_the_cli() {
         for d in &requested {
             if let Some(w) = want.get(*d) {
                 if &got[*d] != w {
-                    failures.push(format!("{} {d}: got {:?} want {:?}", f.display(), got[*d], w));
+                    failures.push(format!(
+                        "{} {d}: got {:?} want {:?}",
+                        f.display(),
+                        got[*d],
+                        w
+                    ));
                 }
             }
         }
@@ -156,10 +190,19 @@ fn json_names_threads_locations_and_locks() {
 #[test]
 fn malformed_input_exits_2_with_a_located_message() {
     let cases: &[(&str, &str)] = &[
-        ("t1|w(x)|1\nt1|bogus(x)|2\n", ":2: unknown operation `bogus`"),
+        (
+            "t1|w(x)|1\nt1|bogus(x)|2\n",
+            ":2: unknown operation `bogus`",
+        ),
         ("t1|w(x,1.5)|1\n", ":1: value `1.5`"),
-        ("t1|acq(l)|1\nt2|rel(l)|2\n", ":2: release of lock l that thread t2 does not hold"),
-        ("t1|fork(t2)|1\nt1|join(t2)|2\nt2|r(x)|3\n", ":3: thread t2 has an event after it was joined"),
+        (
+            "t1|acq(l)|1\nt2|rel(l)|2\n",
+            ":2: release of lock l that thread t2 does not hold",
+        ),
+        (
+            "t1|fork(t2)|1\nt1|join(t2)|2\nt2|r(x)|3\n",
+            ":3: thread t2 has an event after it was joined",
+        ),
         ("only-a-thread\n", ":1: expected THREAD|OP|LOCATION"),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
@@ -169,7 +212,10 @@ fn malformed_input_exits_2_with_a_located_message() {
             let out = jrace(&[cmd, p.to_str().unwrap()]);
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{cmd} {text:?}: {err}");
-            assert!(err.contains(&format!("bad{i}.std{want}")), "{cmd} {text:?}: {err}");
+            assert!(
+                err.contains(&format!("bad{i}.std{want}")),
+                "{cmd} {text:?}: {err}"
+            );
             assert!(out.stdout.is_empty(), "no partial report on stdout");
         }
     }
@@ -202,7 +248,11 @@ fn fail_on_race_sets_exit_status() {
     let out = jrace(&["analyze", racy.to_str().unwrap(), "--fail-on-race"]);
     assert_eq!(out.status.code(), Some(1));
     let clean = tmp("clean.std");
-    std::fs::write(&clean, "t1|acq(l)|1\nt1|w(x)|2\nt1|rel(l)|3\nt2|acq(l)|4\nt2|r(x)|5\nt2|rel(l)|6\n").unwrap();
+    std::fs::write(
+        &clean,
+        "t1|acq(l)|1\nt1|w(x)|2\nt1|rel(l)|3\nt2|acq(l)|4\nt2|r(x)|5\nt2|rel(l)|6\n",
+    )
+    .unwrap();
     let out = jrace(&["analyze", clean.to_str().unwrap(), "--fail-on-race"]);
     assert_eq!(out.status.code(), Some(0));
 }
@@ -211,7 +261,14 @@ fn fail_on_race_sets_exit_status() {
 fn sarif_has_one_result_per_race_with_both_locations() {
     let bank = root().join("examples/bank.std");
     let json = analyze_json(&bank, ALL);
-    let out = jrace(&["analyze", bank.to_str().unwrap(), "-d", ALL, "--format", "sarif"]);
+    let out = jrace(&[
+        "analyze",
+        bank.to_str().unwrap(),
+        "-d",
+        ALL,
+        "--format",
+        "sarif",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let s: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["version"], "2.1.0");
@@ -221,8 +278,16 @@ fn sarif_has_one_result_per_race_with_both_locations() {
         let locs = r["locations"].as_array().unwrap();
         assert_eq!(locs.len(), 2);
         for l in locs {
-            assert_eq!(l["physicalLocation"]["artifactLocation"]["uri"], "Bank.java");
-            assert!(l["physicalLocation"]["region"]["startLine"].as_u64().unwrap() > 0);
+            assert_eq!(
+                l["physicalLocation"]["artifactLocation"]["uri"],
+                "Bank.java"
+            );
+            assert!(
+                l["physicalLocation"]["region"]["startLine"]
+                    .as_u64()
+                    .unwrap()
+                    > 0
+            );
         }
     }
 }
@@ -231,7 +296,12 @@ fn sarif_has_one_result_per_race_with_both_locations() {
 fn text_report_and_output_file() {
     let bank = root().join("examples/bank.std");
     let out_file = tmp("report.txt");
-    let out = jrace(&["analyze", bank.to_str().unwrap(), "-o", out_file.to_str().unwrap()]);
+    let out = jrace(&[
+        "analyze",
+        bank.to_str().unwrap(),
+        "-o",
+        out_file.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
     let text = std::fs::read_to_string(&out_file).unwrap();
@@ -255,14 +325,44 @@ fn stats_counts_events() {
 
 #[test]
 fn convert_round_trips_and_binary_traces_analyze_the_same() {
-    for f in vectors().into_iter().chain([root().join("examples/bank.std")]) {
+    for f in vectors()
+        .into_iter()
+        .chain([root().join("examples/bank.std")])
+    {
         let std_out = tmp("rt.std");
-        let out = jrace(&["convert", f.to_str().unwrap(), "--to", "std", "-o", std_out.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        let bin_out = tmp(&format!("{}.trace", f.file_stem().unwrap().to_string_lossy()));
+        let out = jrace(&[
+            "convert",
+            f.to_str().unwrap(),
+            "--to",
+            "std",
+            "-o",
+            std_out.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bin_out = tmp(&format!(
+            "{}.trace",
+            f.file_stem().unwrap().to_string_lossy()
+        ));
         let _ = std::fs::remove_dir_all(&bin_out);
-        let out = jrace(&["convert", f.to_str().unwrap(), "--to", "bin", "-o", bin_out.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = jrace(&[
+            "convert",
+            f.to_str().unwrap(),
+            "--to",
+            "bin",
+            "-o",
+            bin_out.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let mut reports = Vec::new();
         for p in [&f, &std_out, &bin_out] {
             let mut doc = analyze_json(p, ALL);
@@ -279,7 +379,12 @@ fn convert_round_trips_and_binary_traces_analyze_the_same() {
 #[test]
 fn demo_prints_a_report() {
     let out = jrace(&["demo"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("Data race #1"), "{s}");
     assert!(s.contains("Bank.transfers"));

@@ -36,7 +36,11 @@ impl RaceSink {
     /// to `var` race. Order of `a` and `b` does not matter.
     pub fn report(&mut self, var: VarId, a: u64, a_loc: LocId, b: u64, b_loc: LocId) {
         debug_assert_ne!(a, b);
-        let v = if a < b { (a, b, a_loc, b_loc) } else { (b, a, b_loc, a_loc) };
+        let v = if a < b {
+            (a, b, a_loc, b_loc)
+        } else {
+            (b, a, b_loc, a_loc)
+        };
         let key = (var, a_loc.min(b_loc), a_loc.max(b_loc));
         self.found
             .entry(key)
@@ -50,7 +54,8 @@ impl RaceSink {
 
     /// True if a race on `var` between these two locations was already reported.
     pub fn contains(&self, var: VarId, a_loc: LocId, b_loc: LocId) -> bool {
-        self.found.contains_key(&(var, a_loc.min(b_loc), a_loc.max(b_loc)))
+        self.found
+            .contains_key(&(var, a_loc.min(b_loc), a_loc.max(b_loc)))
     }
 
     pub fn len(&self) -> usize {
@@ -65,13 +70,15 @@ impl RaceSink {
         let mut v: Vec<RacePair> = self
             .found
             .iter()
-            .map(|(&(var, _, _), &(first, second, first_loc, second_loc))| RacePair {
-                var,
-                first,
-                second,
-                first_loc,
-                second_loc,
-            })
+            .map(
+                |(&(var, _, _), &(first, second, first_loc, second_loc))| RacePair {
+                    var,
+                    first,
+                    second,
+                    first_loc,
+                    second_loc,
+                },
+            )
             .collect();
         v.sort_by_key(|p| (p.second, p.first, p.var));
         v

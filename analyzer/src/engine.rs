@@ -94,7 +94,13 @@ pub fn run(
     }
     let symbols = src.symbols().clone();
     let races = signatures(&symbols, &runs);
-    Ok(Analysis { symbols, events: idx, has_branches: src.has_branches(), runs, races })
+    Ok(Analysis {
+        symbols,
+        events: idx,
+        has_branches: src.has_branches(),
+        runs,
+        races,
+    })
 }
 
 /// Folds every run's pairs into signatures and numbers them.
@@ -103,7 +109,12 @@ pub fn signatures(sym: &Symbols, runs: &[DetectorRun]) -> Vec<SigRace> {
     for (di, run) in runs.iter().enumerate() {
         for p in &run.pairs {
             let key = sig_key(sym, p);
-            let r = by_key.entry(key).or_insert(SigRace { id: 0, key, pair: *p, detectors: vec![] });
+            let r = by_key.entry(key).or_insert(SigRace {
+                id: 0,
+                key,
+                pair: *p,
+                detectors: vec![],
+            });
             if (p.second, p.first) < (r.pair.second, r.pair.first) {
                 r.pair = *p;
             }
@@ -122,5 +133,9 @@ pub fn signatures(sym: &Symbols, runs: &[DetectorRun]) -> Vec<SigRace> {
 }
 
 fn sig_key(sym: &Symbols, p: &RacePair) -> SigKey {
-    (sym.static_of(p.var), p.first_loc.min(p.second_loc), p.first_loc.max(p.second_loc))
+    (
+        sym.static_of(p.var),
+        p.first_loc.min(p.second_loc),
+        p.first_loc.max(p.second_loc),
+    )
 }

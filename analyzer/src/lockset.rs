@@ -33,7 +33,7 @@
 
 use crate::detector::{Detector, Outcome, RaceSink};
 use crate::vc::VectorClock;
-use jrace_trace::{Event, Kind, LockId, LocId, ThreadId};
+use jrace_trace::{Event, Kind, LocId, LockId, ThreadId};
 use std::collections::HashMap;
 
 /// Eraser's per-variable state.
@@ -41,7 +41,10 @@ use std::collections::HashMap;
 enum VarState {
     Virgin,
     /// Accessed only by this thread; `epoch` is its latest access (fork/join clock).
-    Exclusive { thread: ThreadId, epoch: u32 },
+    Exclusive {
+        thread: ThreadId,
+        epoch: u32,
+    },
     Shared,
     SharedModified,
 }
@@ -135,17 +138,20 @@ impl LocksetDetector {
         self.clock(t);
         let clock = &self.clocks[t as usize];
         let epoch = clock.get(t);
-        let info = grow(&mut self.vars, e.target as usize)
-            .get_or_insert_with(|| VarInfo { state: VarState::Virgin, history: Vec::new() });
+        let info = grow(&mut self.vars, e.target as usize).get_or_insert_with(|| VarInfo {
+            state: VarState::Virgin,
+            history: Vec::new(),
+        });
         info.state = match info.state {
             VarState::Virgin => VarState::Exclusive { thread: t, epoch },
             VarState::Exclusive { thread, .. } if thread == t => {
                 VarState::Exclusive { thread: t, epoch }
             }
             // Handed over: every earlier access is ordered before this one.
-            VarState::Exclusive { thread, epoch: last } if last <= clock.get(thread) => {
-                VarState::Exclusive { thread: t, epoch }
-            }
+            VarState::Exclusive {
+                thread,
+                epoch: last,
+            } if last <= clock.get(thread) => VarState::Exclusive { thread: t, epoch },
             VarState::Exclusive { .. } | VarState::Shared if write => VarState::SharedModified,
             VarState::Exclusive { .. } => VarState::Shared,
             s => s,
@@ -166,7 +172,14 @@ impl LocksetDetector {
                 races.report(e.target, a.idx, a.loc, idx, e.loc);
             }
         }
-        let entry = Access { thread: t, loc: e.loc, write, lockset, epoch, idx };
+        let entry = Access {
+            thread: t,
+            loc: e.loc,
+            write,
+            lockset,
+            epoch,
+            idx,
+        };
         match slot {
             Some(i) => info.history[i] = entry,
             None => info.history.push(entry),
@@ -199,7 +212,10 @@ impl Detector for LocksetDetector {
     }
 
     fn finish(&mut self, _races: &mut RaceSink) -> Outcome {
-        Outcome { warnings_only: true, ..Outcome::default() }
+        Outcome {
+            warnings_only: true,
+            ..Outcome::default()
+        }
     }
 }
 
@@ -209,12 +225,16 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn lockset(text: &str) -> BTreeSet<String> {
-        run_detector(&jrace_trace::std_format::parse_str(text, "t").unwrap(), "lockset")
+        run_detector(
+            &jrace_trace::std_format::parse_str(text, "t").unwrap(),
+            "lockset",
+        )
     }
 
     #[test]
     fn disjoint_locksets_are_reported_once_shared_modified() {
-        let t = "t1|acq(l)|1\nt1|w(x)|2\nt1|rel(l)|3\nt2|w(x)|4\nt2|acq(l)|5\nt2|r(x)|6\nt2|rel(l)|7\n";
+        let t =
+            "t1|acq(l)|1\nt1|w(x)|2\nt1|rel(l)|3\nt2|w(x)|4\nt2|acq(l)|5\nt2|r(x)|6\nt2|rel(l)|7\n";
         assert_eq!(lockset(t), ["x:(2,4)".to_string()].into());
     }
 

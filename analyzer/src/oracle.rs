@@ -49,7 +49,11 @@ pub fn predictable_races(trace: &Trace) -> BTreeSet<String> {
         .into_iter()
         .map(|(a, b)| {
             let (ea, eb) = (&trace.events[a], &trace.events[b]);
-            sig_string(sym.static_name(ea.target), sym.loc_name(ea.loc), sym.loc_name(eb.loc))
+            sig_string(
+                sym.static_name(ea.target),
+                sym.loc_name(ea.loc),
+                sym.loc_name(eb.loc),
+            )
         })
         .collect()
 }
@@ -175,7 +179,9 @@ impl<'a> Search<'a> {
         }
         let e = &self.events[i];
         let ok = match e.kind {
-            Kind::Read | Kind::VRead => free_read || st.last_write[e.target as usize] == self.observed[i],
+            Kind::Read | Kind::VRead => {
+                free_read || st.last_write[e.target as usize] == self.observed[i]
+            }
             Kind::Acquire => e.is_nested() || st.owner[e.target as usize] == NONE,
             Kind::Wake => {
                 st.owner[e.target as usize] == NONE
@@ -223,13 +229,17 @@ impl<'a> Search<'a> {
         while let Some(st) = stack.pop() {
             // Races: two enabled next accesses of different threads.
             for a in 0..nt {
-                let Some(i) = self.enabled(&st, a, true) else { continue };
+                let Some(i) = self.enabled(&st, a, true) else {
+                    continue;
+                };
                 let ei = &self.events[i];
                 if !ei.kind.is_plain_access() {
                     continue;
                 }
                 for b in a + 1..nt {
-                    let Some(j) = self.enabled(&st, b, true) else { continue };
+                    let Some(j) = self.enabled(&st, b, true) else {
+                        continue;
+                    };
                     let ej = &self.events[j];
                     if ej.kind.is_plain_access()
                         && ej.target == ei.target
@@ -269,14 +279,18 @@ mod tests {
 
     #[test]
     fn fig1a_swaps_sections() {
-        let t = "t1|acq(l)|1\nt1|w(x)|2\nt1|rel(l)|3\nt2|acq(l)|4\nt2|w(x)|5\nt2|rel(l)|6\nt2|r(x)|7\n";
+        let t =
+            "t1|acq(l)|1\nt1|w(x)|2\nt1|rel(l)|3\nt2|acq(l)|4\nt2|w(x)|5\nt2|rel(l)|6\nt2|r(x)|7\n";
         assert_eq!(races(t), ["x:(2,7)".to_string()].into());
     }
 
     #[test]
     fn racing_read_value_is_free() {
         let t = "t1|w(x)|1\nt1|w(x)|2\nt2|r(x)|3\n";
-        assert_eq!(races(t), ["x:(1,3)".to_string(), "x:(2,3)".to_string()].into());
+        assert_eq!(
+            races(t),
+            ["x:(1,3)".to_string(), "x:(2,3)".to_string()].into()
+        );
     }
 
     #[test]

@@ -78,7 +78,9 @@ pub fn annotate(
     needed: &BTreeSet<u64>,
 ) -> Result<HashMap<u64, EventFacts>, TraceError> {
     let mut out = HashMap::with_capacity(needed.len());
-    let Some(&last) = needed.iter().next_back() else { return Ok(out) };
+    let Some(&last) = needed.iter().next_back() else {
+        return Ok(out);
+    };
     let mut held: HashMap<ThreadId, Vec<u32>> = HashMap::new();
     let mut idx = 0u64;
     while let Some(e) = src.next_event()? {
@@ -108,7 +110,10 @@ pub fn annotate(
 
 /// The event indices [`build`] needs facts for.
 pub fn needed_events(a: &Analysis) -> BTreeSet<u64> {
-    a.races.iter().flat_map(|r| [r.pair.first, r.pair.second]).collect()
+    a.races
+        .iter()
+        .flat_map(|r| [r.pair.first, r.pair.second])
+        .collect()
 }
 
 fn access(sym: &Symbols, idx: u64, f: &EventFacts) -> AccessReport {
@@ -120,7 +125,11 @@ fn access(sym: &Symbols, idx: u64, f: &EventFacts) -> AccessReport {
         location: sym.loc_name(e.loc).to_owned(),
         method: detail.map(|d| format!("{}.{}", d.class, d.method)),
         event: idx + 1,
-        locks: f.locks.iter().map(|&l| sym.lock_name(l).to_owned()).collect(),
+        locks: f
+            .locks
+            .iter()
+            .map(|&l| sym.lock_name(l).to_owned())
+            .collect(),
         stack: Vec::new(),
     }
 }
@@ -133,7 +142,11 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
         .iter()
         .map(|r| DetectorSummary {
             name: r.name,
-            races: a.races.iter().filter(|s| s.detectors.contains(&index_of(a, r.name))).count(),
+            races: a
+                .races
+                .iter()
+                .filter(|s| s.detectors.contains(&index_of(a, r.name)))
+                .count(),
             seconds: (r.seconds * 1e6).round() / 1e6,
             unknown: r.outcome.unknown,
             complete: r.outcome.complete,
@@ -171,7 +184,10 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
 }
 
 fn index_of(a: &Analysis, name: &str) -> usize {
-    a.runs.iter().position(|r| r.name == name).unwrap_or(usize::MAX)
+    a.runs
+        .iter()
+        .position(|r| r.name == name)
+        .unwrap_or(usize::MAX)
 }
 
 pub fn to_json(r: &Report) -> String {
@@ -182,20 +198,40 @@ pub fn to_json(r: &Report) -> String {
 /// detector.
 pub fn to_text(r: &Report) -> String {
     let mut s = String::new();
-    let warn_only: BTreeSet<&str> =
-        r.detectors.iter().filter(|d| d.warnings_only).map(|d| d.name).collect();
+    let warn_only: BTreeSet<&str> = r
+        .detectors
+        .iter()
+        .filter(|d| d.warnings_only)
+        .map(|d| d.name)
+        .collect();
     for race in &r.races {
         let only_warnings = race.detectors.iter().all(|d| warn_only.contains(d));
-        let title = if only_warnings { "Possible data race (lockset warning)" } else { "Data race" };
-        let _ = writeln!(s, "{title} #{} on {} ({})", race.id, race.variable, race.kind);
+        let title = if only_warnings {
+            "Possible data race (lockset warning)"
+        } else {
+            "Data race"
+        };
+        let _ = writeln!(
+            s,
+            "{title} #{} on {} ({})",
+            race.id, race.variable, race.kind
+        );
         for (i, a) in race.accesses.iter().enumerate() {
             let which = if i == 0 { "  " } else { "  and concurrently, " };
-            let _ = write!(s, "{which}{} by thread {} at {}", a.op, a.thread, a.location);
+            let _ = write!(
+                s,
+                "{which}{} by thread {} at {}",
+                a.op, a.thread, a.location
+            );
             if let Some(m) = &a.method {
                 let _ = write!(s, " in {m}");
             }
             let _ = writeln!(s, " (event {})", a.event);
-            let locks = if a.locks.is_empty() { "none".to_owned() } else { a.locks.join(", ") };
+            let locks = if a.locks.is_empty() {
+                "none".to_owned()
+            } else {
+                a.locks.join(", ")
+            };
             let _ = writeln!(s, "      locks held: {locks}");
             for f in &a.stack {
                 let _ = writeln!(s, "        at {f}");
@@ -212,7 +248,11 @@ pub fn to_text(r: &Report) -> String {
     for d in &r.detectors {
         let noun = if d.warnings_only { "warning" } else { "race" };
         let plural = if d.races == 1 { "" } else { "s" };
-        let _ = write!(s, "{:>8}: {} {noun}{plural} in {:.3} s", d.name, d.races, d.seconds);
+        let _ = write!(
+            s,
+            "{:>8}: {} {noun}{plural} in {:.3} s",
+            d.name, d.races, d.seconds
+        );
         if d.warnings_only {
             let _ = write!(s, " (lockset is not sound: warnings may be false alarms)");
         }
@@ -230,8 +270,12 @@ pub fn to_text(r: &Report) -> String {
 /// SARIF 2.1.0: one result per race, with both accesses as locations.
 pub fn to_sarif(r: &Report) -> String {
     use serde_json::{json, Value};
-    let warn_only: BTreeSet<&str> =
-        r.detectors.iter().filter(|d| d.warnings_only).map(|d| d.name).collect();
+    let warn_only: BTreeSet<&str> = r
+        .detectors
+        .iter()
+        .filter(|d| d.warnings_only)
+        .map(|d| d.name)
+        .collect();
     let loc = |a: &AccessReport| -> Value {
         let mut l = json!({
             "message": {"text": format!("{} by thread {} (event {})", a.op, a.thread, a.event)}

@@ -24,7 +24,11 @@ pub struct NotifyMatcher<P> {
 
 impl<P> Default for NotifyMatcher<P> {
     fn default() -> Self {
-        NotifyMatcher { notifies: HashMap::new(), waiting: HashMap::new(), waiters: HashMap::new() }
+        NotifyMatcher {
+            notifies: HashMap::new(),
+            waiting: HashMap::new(),
+            waiters: HashMap::new(),
+        }
     }
 }
 

@@ -39,8 +39,12 @@ pub fn sig_of(sym: &Symbols, r: &engine::SigRace) -> String {
 pub fn expectations(text: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut m = BTreeMap::new();
     for line in text.lines() {
-        let Some(rest) = line.trim().strip_prefix("# expect ") else { continue };
-        let Some((det, sigs)) = rest.split_once(':') else { continue };
+        let Some(rest) = line.trim().strip_prefix("# expect ") else {
+            continue;
+        };
+        let Some((det, sigs)) = rest.split_once(':') else {
+            continue;
+        };
         let set: BTreeSet<String> = sigs
             .split_whitespace()
             .filter(|s| *s != "-")
@@ -96,7 +100,11 @@ pub struct GenConfig {
 
 impl Default for GenConfig {
     fn default() -> Self {
-        GenConfig { max_threads: 3, max_stmts: 4, max_events: 16 }
+        GenConfig {
+            max_threads: 3,
+            max_stmts: 4,
+            max_events: 16,
+        }
     }
 }
 
@@ -127,21 +135,24 @@ struct GenShape {
 
 fn gen_access(rng: &mut SmallRng, shape: &GenShape, out: &mut Vec<GenOp>) {
     if rng.gen_bool(0.2) {
-        out.push(if rng.gen_bool(0.5) { GenOp::VRead } else { GenOp::VWrite });
+        out.push(if rng.gen_bool(0.5) {
+            GenOp::VRead
+        } else {
+            GenOp::VWrite
+        });
     } else {
         let v = rng.gen_range(0..shape.nvars);
-        out.push(if rng.gen_bool(0.5) { GenOp::Read(v) } else { GenOp::Write(v) });
+        out.push(if rng.gen_bool(0.5) {
+            GenOp::Read(v)
+        } else {
+            GenOp::Write(v)
+        });
     }
 }
 
 /// One statement: an access, or a synchronized block (properly nested, sometimes
 /// re-entrant) that may wait on or notify its lock.
-fn gen_stmt(
-    rng: &mut SmallRng,
-    shape: &GenShape,
-    held: &mut Vec<usize>,
-    out: &mut Vec<GenOp>,
-) {
+fn gen_stmt(rng: &mut SmallRng, shape: &GenShape, held: &mut Vec<usize>, out: &mut Vec<GenOp>) {
     if held.len() < 2 && rng.gen_bool(0.35) {
         let mut l = rng.gen_range(0..shape.nlocks);
         if held.contains(&l) && rng.gen_bool(0.7) {
@@ -219,7 +230,11 @@ pub fn random_trace_text(seed: u64, cfg: &GenConfig) -> String {
                 gen_access(&mut rng, &shape, &mut s);
             } else {
                 gen_access(&mut rng, &shape, &mut s);
-                s.push(if rng.gen_bool(0.5) { GenOp::Notify(l) } else { GenOp::NotifyAll(l) });
+                s.push(if rng.gen_bool(0.5) {
+                    GenOp::Notify(l)
+                } else {
+                    GenOp::NotifyAll(l)
+                });
             }
             s.push(GenOp::Rel(l));
             let at = rng.gen_range(0..=stmts.len());
@@ -300,15 +315,22 @@ pub fn random_trace_text(seed: u64, cfg: &GenConfig) -> String {
                     .filter(|&w| matches!(threads[w].waiting, Some((wl, false, _)) if wl == l))
                     .collect();
                 if !waiters.is_empty() {
-                    let chosen =
-                        if all { waiters } else { vec![waiters[rng.gen_range(0..waiters.len())]] };
+                    let chosen = if all {
+                        waiters
+                    } else {
+                        vec![waiters[rng.gen_range(0..waiters.len())]]
+                    };
                     for w in chosen {
                         if let Some(st) = threads[w].waiting.as_mut() {
                             st.1 = true;
                         }
                     }
                 }
-                format!("{}({})", if all { "notifyall" } else { "notify" }, GEN_LOCKS[l])
+                format!(
+                    "{}({})",
+                    if all { "notifyall" } else { "notify" },
+                    GEN_LOCKS[l]
+                )
             }
             GenOp::Fork(c) => {
                 threads[c].started = true;
@@ -346,7 +368,9 @@ mod gen_tests {
             }
         }
         use jrace_trace::Kind::*;
-        for k in [Read, Write, VRead, VWrite, Acquire, Release, Fork, Join, Wait, Wake, Notify, NotifyAll] {
+        for k in [
+            Read, Write, VRead, VWrite, Acquire, Release, Fork, Join, Wait, Wake, Notify, NotifyAll,
+        ] {
             assert!(kinds.contains(&k), "generator never produced {k:?}");
         }
     }

@@ -40,7 +40,10 @@ impl VectorClock {
     }
     /// `self ⊑ other` pointwise.
     pub fn le(&self, other: &VectorClock) -> bool {
-        self.0.iter().enumerate().all(|(i, &a)| a <= other.get(i as ThreadId))
+        self.0
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a <= other.get(i as ThreadId))
     }
     /// Copies `other` into `self`, reusing the allocation.
     pub fn assign(&mut self, other: &VectorClock) {

@@ -219,7 +219,11 @@ impl WcpDetector {
         ts.h.join(&ls.h);
         ts.join_k(&ls.k);
         let s = ls.sections.len() as u32;
-        ls.sections.push(Section { thread: t, acq_epoch: ts.epoch, rel: VectorClock::new() });
+        ls.sections.push(Section {
+            thread: t,
+            acq_epoch: ts.epoch,
+            rel: VectorClock::new(),
+        });
         ts.held.push((l, s));
     }
 
@@ -267,7 +271,8 @@ impl Detector for WcpDetector {
             Kind::Read | Kind::Write => {
                 self.access(e);
                 let ts = &self.threads[t as usize];
-                self.history.check_and_record(idx, e, &ts.p, ts.epoch, races);
+                self.history
+                    .check_and_record(idx, e, &ts.p, ts.epoch, races);
             }
             Kind::VRead => {
                 self.access(e);
@@ -306,7 +311,8 @@ impl Detector for WcpDetector {
             Kind::Notify | Kind::NotifyAll => {
                 let ts = self.thread(t);
                 let payload = (ts.h.clone(), ts.p.clone(), ts.k.clone());
-                self.notifies.notify(e.target, idx, e.kind == Kind::NotifyAll, || payload);
+                self.notifies
+                    .notify(e.target, idx, e.kind == Kind::NotifyAll, || payload);
                 self.tick(t);
             }
             Kind::Fork => {

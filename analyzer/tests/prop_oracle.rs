@@ -23,7 +23,9 @@ fn oracle_matches_every_truth_line() {
     let mut checked = 0;
     for f in vector_files() {
         let text = std::fs::read_to_string(&f).unwrap();
-        let Some(want) = expectations(&text).remove("truth") else { continue };
+        let Some(want) = expectations(&text).remove("truth") else {
+            continue;
+        };
         let trace = jrace_trace::std_format::parse_str(&text, &f.display().to_string()).unwrap();
         let got = predictable_races(&trace);
         checked += 1;
@@ -43,8 +45,14 @@ use jrace_analyzer::testing::{random_trace, run_detector, GenConfig, MemSource};
 /// prints the trace (`testing::random_trace(seed, &cfg)` regenerates it).
 fn cases() -> impl Iterator<Item = (u64, GenConfig)> {
     let small = GenConfig::default();
-    let large = GenConfig { max_stmts: 5, max_events: 22, ..GenConfig::default() };
-    (0..3000).map(move |s| (s, small.clone())).chain((1_000_000..1_002_000).map(move |s| (s, large.clone())))
+    let large = GenConfig {
+        max_stmts: 5,
+        max_events: 22,
+        ..GenConfig::default()
+    };
+    (0..3000)
+        .map(move |s| (s, small.clone()))
+        .chain((1_000_000..1_002_000).map(move |s| (s, large.clone())))
 }
 
 /// shb promises soundness for every race: it never reports a signature that no correct
@@ -63,7 +71,10 @@ fn shb_reports_only_predictable_races() {
             "seed {seed}: shb reports {bad:?}, not predictable (oracle: {truth:?})\n{text}"
         );
     }
-    assert!(nonempty > 300, "too few traces with shb races ({nonempty}): weak test");
+    assert!(
+        nonempty > 300,
+        "too few traces with shb races ({nonempty}): weak test"
+    );
 }
 
 /// hb is sound for its first race: every pair it reports whose second event is the
@@ -74,10 +85,12 @@ fn first_hb_race_is_predictable() {
     for (seed, cfg) in cases() {
         let (text, trace) = random_trace(seed, &cfg);
         let d = jrace_analyzer::make_detector("hb").unwrap();
-        let a = jrace_analyzer::engine::run(&mut MemSource::new(&trace), vec![d], &mut |_| {})
-            .unwrap();
+        let a =
+            jrace_analyzer::engine::run(&mut MemSource::new(&trace), vec![d], &mut |_| {}).unwrap();
         let pairs = &a.runs[0].pairs;
-        let Some(min) = pairs.iter().map(|p| p.second).min() else { continue };
+        let Some(min) = pairs.iter().map(|p| p.second).min() else {
+            continue;
+        };
         with_race += 1;
         let truth = predictable_pairs(&trace);
         for p in pairs.iter().filter(|p| p.second == min) {
@@ -90,5 +103,8 @@ fn first_hb_race_is_predictable() {
             );
         }
     }
-    assert!(with_race > 300, "too few traces with hb races ({with_race}): weak test");
+    assert!(
+        with_race > 300,
+        "too few traces with hb races ({with_race}): weak test"
+    );
 }

@@ -47,7 +47,11 @@ const VARS: [&str; 4] = ["x", "y", "z", "u"];
 const LOCKS: [&str; 3] = ["l", "m", "k"];
 
 fn gen_trace(rng: &mut SmallRng, max_ops: u32) -> String {
-    let n = if max_ops > 12 { 3 } else { rng.gen_range(2..=3usize) };
+    let n = if max_ops > 12 {
+        3
+    } else {
+        rng.gen_range(2..=3usize)
+    };
     let nvars = rng.gen_range(2..=VARS.len());
     let mut th: Vec<GThread> = (0..n)
         .map(|i| GThread {
@@ -98,9 +102,17 @@ fn gen_trace(rng: &mut SmallRng, max_ops: u32) -> String {
             op = match c {
                 0..=39 => {
                     let v = VARS[rng.gen_range(0..nvars)];
-                    Some(if rng.gen_bool(0.5) { format!("w({v})") } else { format!("r({v})") })
+                    Some(if rng.gen_bool(0.5) {
+                        format!("w({v})")
+                    } else {
+                        format!("r({v})")
+                    })
                 }
-                40..=47 => Some(if rng.gen_bool(0.5) { "vw(f)".into() } else { "vr(f)".into() }),
+                40..=47 => Some(if rng.gen_bool(0.5) {
+                    "vw(f)".into()
+                } else {
+                    "vr(f)".into()
+                }),
                 48..=67 => {
                     let l = rng.gen_range(0..nlocks);
                     match holder[l] {
@@ -428,9 +440,21 @@ impl<'a> Model<'a> {
                     events |= bit(j);
                 }
             }
-            sections.push(Section { lock: e.target, thread: e.thread, acq: i, rel, events });
+            sections.push(Section {
+                lock: e.target,
+                thread: e.thread,
+                acq: i,
+                rel,
+                events,
+            });
         }
-        Model { ev, n, to, hb, sections }
+        Model {
+            ev,
+            n,
+            to,
+            hb,
+            sections,
+        }
     }
 
     fn conflict(&self, a: usize, b: usize) -> bool {
@@ -591,13 +615,22 @@ fn reference(trace: &Trace) -> Expected {
     let wcp = with(m.wcp(true));
     let cp_rule_b = cp != with(m.cp(false));
     let wcp_rule_b = wcp != with(m.wcp(false));
-    Expected { hb, cp, wcp, cp_rule_b, wcp_rule_b }
+    Expected {
+        hb,
+        cp,
+        wcp,
+        cp_rule_b,
+        wcp_rule_b,
+    }
 }
 
 fn run_boxed(trace: &Trace, d: Box<dyn Detector>) -> BTreeSet<String> {
     let mut src = MemSource::new(trace);
     let a = engine::run(&mut src, vec![d], &mut |_| {}).unwrap();
-    a.races.iter().map(|r| jrace_analyzer::testing::sig_of(&a.symbols, r)).collect()
+    a.races
+        .iter()
+        .map(|r| jrace_analyzer::testing::sig_of(&a.symbols, r))
+        .collect()
 }
 
 fn parse(text: &str) -> Trace {
@@ -624,7 +657,10 @@ fn detectors_equal_reference_relations() {
         let wcp = run_detector(&trace, "wcp");
         assert_eq!(hb, want.hb, "hb vs reference HB on trace #{round}:\n{text}");
         assert_eq!(cp, want.cp, "cp vs reference CP on trace #{round}:\n{text}");
-        assert_eq!(wcp, want.wcp, "wcp vs reference WCP on trace #{round}:\n{text}");
+        assert_eq!(
+            wcp, want.wcp,
+            "wcp vs reference WCP on trace #{round}:\n{text}"
+        );
         assert!(hb.is_subset(&cp), "hb ⊄ cp on trace #{round}:\n{text}");
         assert!(cp.is_subset(&wcp), "cp ⊄ wcp on trace #{round}:\n{text}");
         hb_cp_diff += (hb != cp) as u32;
@@ -637,9 +673,18 @@ fn detectors_equal_reference_relations() {
         "traces where cp finds more than hb: {hb_cp_diff}, wcp more than cp: {cp_wcp_diff}, \
          rule (b) changes cp: {cp_b}, changes wcp: {wcp_b}"
     );
-    assert!(hb_cp_diff > 100, "only {hb_cp_diff} traces where cp finds more than hb");
-    assert!(cp_wcp_diff > 100, "only {cp_wcp_diff} traces where wcp finds more than cp");
-    assert!(cp_b > 20 && wcp_b > 20, "rule (b) mattered in only {cp_b} (cp) / {wcp_b} (wcp)");
+    assert!(
+        hb_cp_diff > 100,
+        "only {hb_cp_diff} traces where cp finds more than hb"
+    );
+    assert!(
+        cp_wcp_diff > 100,
+        "only {cp_wcp_diff} traces where wcp finds more than cp"
+    );
+    assert!(
+        cp_b > 20 && wcp_b > 20,
+        "rule (b) mattered in only {cp_b} (cp) / {wcp_b} (wcp)"
+    );
 }
 
 /// Stopping the fixed point early (the pass-limit fallback) never invents a race either.

@@ -2,7 +2,7 @@
 //! the `# expect DET:` lines it carries, for every detector that exists.
 
 use jrace_analyzer::testing::{expectations, run_detector};
-use jrace_analyzer::{DETECTORS, make_detector};
+use jrace_analyzer::{make_detector, DETECTORS};
 use std::path::PathBuf;
 
 fn vector_files() -> Vec<PathBuf> {
@@ -43,5 +43,10 @@ fn every_vector_matches_its_expectations() {
         }
     }
     assert!(checked > 0);
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -94,7 +94,12 @@ impl Kind {
     pub fn has_lock(self) -> bool {
         matches!(
             self,
-            Kind::Acquire | Kind::Release | Kind::Wait | Kind::Wake | Kind::Notify | Kind::NotifyAll
+            Kind::Acquire
+                | Kind::Release
+                | Kind::Wait
+                | Kind::Wake
+                | Kind::Notify
+                | Kind::NotifyAll
         )
     }
     /// Kinds whose `target` is a thread.
@@ -150,7 +155,14 @@ pub struct Event {
 
 impl Event {
     pub fn new(thread: ThreadId, kind: Kind, target: u32, loc: LocId) -> Event {
-        Event { thread, kind, flags: 0, target, loc, value: 0 }
+        Event {
+            thread,
+            kind,
+            flags: 0,
+            target,
+            loc,
+            value: 0,
+        }
     }
     pub fn with_value(mut self, value: i64) -> Event {
         self.value = value;

@@ -32,7 +32,11 @@ pub fn read_all(src: &mut dyn EventSource) -> Result<Trace, TraceError> {
     while let Some(e) = src.next_event()? {
         events.push(e);
     }
-    Ok(Trace { symbols: src.symbols().clone(), events, has_branches: src.has_branches() })
+    Ok(Trace {
+        symbols: src.symbols().clone(),
+        events,
+        has_branches: src.has_branches(),
+    })
 }
 
 /// Loads a trace file or directory into memory.

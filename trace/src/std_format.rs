@@ -110,14 +110,20 @@ impl<R: BufRead> StdReader<R> {
 
 impl LineParser {
     fn err(&self, msg: impl Into<String>) -> TraceError {
-        TraceError::Line { path: self.path.clone(), line: self.line, msg: msg.into() }
+        TraceError::Line {
+            path: self.path.clone(),
+            line: self.line,
+            msg: msg.into(),
+        }
     }
 
     /// Parses and checks one line (without its newline); `None` for lines that carry no
     /// event (blank, comment, RAPID's ignored operations).
     fn parse_line(&mut self, raw: &[u8]) -> Result<Option<Event>, TraceError> {
         self.line += 1;
-        let Some(mut e) = self.parse_fields(raw)? else { return Ok(None) };
+        let Some(mut e) = self.parse_fields(raw)? else {
+            return Ok(None);
+        };
         if let Err(msg) = self.checker.check(&mut e, &self.symbols) {
             return Err(self.err(msg));
         }
@@ -196,9 +202,11 @@ impl LineParser {
                 let m = self.symbols.method(method);
                 let set = match set {
                     None => ObjSet::All,
-                    Some(objs) => {
-                        ObjSet::Objects(objs.iter().map(|o| self.symbols.objects.intern(o)).collect())
-                    }
+                    Some(objs) => ObjSet::Objects(
+                        objs.iter()
+                            .map(|o| self.symbols.objects.intern(o))
+                            .collect(),
+                    ),
                 };
                 let s = self.symbols.objset(set);
                 let mut e = Event::new(t, Kind::Enter, m, l);
@@ -309,7 +317,9 @@ fn parse_op(op: &str) -> Result<Option<Op<'_>>, String> {
         "enter" => {
             let a = args.ok_or("`enter` expects enter(M;O1,O2,...)")?;
             let Some((m, objs)) = a.split_once(';') else {
-                return Err(format!("`enter({a})`: expected `;` between method and objects"));
+                return Err(format!(
+                    "`enter({a})`: expected `;` between method and objects"
+                ));
             };
             let m = m.trim();
             check_name(m).map_err(|e| format!("`enter(..)`: method: {e}"))?;
@@ -331,7 +341,10 @@ fn parse_op(op: &str) -> Result<Option<Op<'_>>, String> {
         "exit" => Op::Exit(one("M")?),
         "" => return Err(format!("empty operation; expected one of {OPS_EXPECTED}")),
         other => {
-            return Err(format!("unknown operation `{}`; expected one of {OPS_EXPECTED}", clip(other)))
+            return Err(format!(
+                "unknown operation `{}`; expected one of {OPS_EXPECTED}",
+                clip(other)
+            ))
         }
     }))
 }
@@ -340,20 +353,35 @@ fn check_name(s: &str) -> Result<(), String> {
     if s.is_empty() {
         return Err("empty name".into());
     }
-    if let Some(&c) = s.as_bytes().iter().find(|c| matches!(c, b'|' | b'(' | b')' | b',' | b';')) {
-        return Err(format!("`{}` contains `{}`, which names may not contain", clip(s), c as char));
+    if let Some(&c) = s
+        .as_bytes()
+        .iter()
+        .find(|c| matches!(c, b'|' | b'(' | b')' | b',' | b';'))
+    {
+        return Err(format!(
+            "`{}` contains `{}`, which names may not contain",
+            clip(s),
+            c as char
+        ));
     }
     Ok(())
 }
 
 /// A signed 64-bit decimal or a `0x` hexadecimal value (hex is taken as the 64 bits).
 pub fn parse_value(s: &str) -> Result<i64, String> {
-    let bad = || format!("value `{}`: expected a signed 64-bit decimal or 0x-hexadecimal integer", clip(s));
+    let bad = || {
+        format!(
+            "value `{}`: expected a signed 64-bit decimal or 0x-hexadecimal integer",
+            clip(s)
+        )
+    };
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         if h.is_empty() || h.len() > 16 {
             return Err(bad());
         }
-        return u64::from_str_radix(h, 16).map(|x| x as i64).map_err(|_| bad());
+        return u64::from_str_radix(h, 16)
+            .map(|x| x as i64)
+            .map_err(|_| bad());
     }
     if s.starts_with('+') {
         return Err(bad());
@@ -456,7 +484,10 @@ t2|end|13\nt1|join(t2)|14\nt1|r(z,1)|15\nt1|br|16\n";
     fn lines_straddling_buffer_fills_parse_the_same() {
         let whole = parse_str(FIG4, "fig4.std").unwrap();
         for cap in [1, 2, 7, 13, 64] {
-            let mut r = StdReader::new(BufReader::with_capacity(cap, FIG4.as_bytes()), Path::new("x"));
+            let mut r = StdReader::new(
+                BufReader::with_capacity(cap, FIG4.as_bytes()),
+                Path::new("x"),
+            );
             let t = crate::source::read_all(&mut r).unwrap();
             assert_eq!(t.events, whole.events, "buffer capacity {cap}");
         }
@@ -492,10 +523,19 @@ t2|enter(m;)|\nt2|enter(m;*)|\nt2|req(l)|1\nt2|begin(tx)|\nt2|dummy(q)|\nt2|r(o1
     #[test]
     fn errors_name_file_line_and_expectation() {
         let cases: &[(&str, &str)] = &[
-            ("t1|w(x)|1\nt1|frob(x)|2\n", "bad.std:2: unknown operation `frob`"),
+            (
+                "t1|w(x)|1\nt1|frob(x)|2\n",
+                "bad.std:2: unknown operation `frob`",
+            ),
             ("t1\n", "bad.std:1: expected THREAD|OP|LOCATION"),
-            ("t1|w(x)|1|2\n", "bad.std:1: expected THREAD|OP|LOCATION, found more than three"),
-            ("t1|w(x,abc)|1\n", "bad.std:1: value `abc`: expected a signed 64-bit"),
+            (
+                "t1|w(x)|1|2\n",
+                "bad.std:1: expected THREAD|OP|LOCATION, found more than three",
+            ),
+            (
+                "t1|w(x,abc)|1\n",
+                "bad.std:1: value `abc`: expected a signed 64-bit",
+            ),
             ("t1|w(x,99999999999999999999)|1\n", "bad.std:1: value"),
             ("t1|w(x|1\n", "expected `)`"),
             ("t1|w()|1\n", "variable: empty name"),
@@ -503,21 +543,48 @@ t2|enter(m;)|\nt2|enter(m;*)|\nt2|req(l)|1\nt2|begin(tx)|\nt2|dummy(q)|\nt2|r(o1
             ("t1|acq()|1\n", "empty name"),
             ("t1|br(x)|1\n", "`br` takes no argument"),
             ("t1|enter(m)|1\n", "expected `;`"),
-            ("t1|rel(l)|1\n", "bad.std:1: release of lock l that thread t1 does not hold"),
-            ("t1|acq(l)|1\nt2|acq(l)|2\n", "bad.std:2: acquire of lock l that thread t1 holds"),
-            ("t1|fork(t2)|1\nt1|join(t2)|2\nt2|w(x)|3\n", "bad.std:3: thread t2 has an event after it was joined"),
-            ("t1|end|1\nt1|w(x)|2\n", "bad.std:2: thread t1 has an event after its end"),
-            ("t2|w(x)|1\nt1|fork(t2)|2\n", "bad.std:2: fork(t2) after thread t2 already has events"),
+            (
+                "t1|rel(l)|1\n",
+                "bad.std:1: release of lock l that thread t1 does not hold",
+            ),
+            (
+                "t1|acq(l)|1\nt2|acq(l)|2\n",
+                "bad.std:2: acquire of lock l that thread t1 holds",
+            ),
+            (
+                "t1|fork(t2)|1\nt1|join(t2)|2\nt2|w(x)|3\n",
+                "bad.std:3: thread t2 has an event after it was joined",
+            ),
+            (
+                "t1|end|1\nt1|w(x)|2\n",
+                "bad.std:2: thread t1 has an event after its end",
+            ),
+            (
+                "t2|w(x)|1\nt1|fork(t2)|2\n",
+                "bad.std:2: fork(t2) after thread t2 already has events",
+            ),
             ("t1|wake(l)|1\n", "wake(l) without an earlier wait(l)"),
             ("t1|wait(l)|1\n", "wait on l that thread t1 does not hold"),
-            ("t1|acq(l)|1\nt1|wait(l)|2\nt1|w(x)|3\n", "bad.std:3: thread t1 has an event while it waits on l"),
-            ("t1|w(x)|1\nt1|begin|2\n", "begin of thread t1 is not its first event"),
+            (
+                "t1|acq(l)|1\nt1|wait(l)|2\nt1|w(x)|3\n",
+                "bad.std:3: thread t1 has an event while it waits on l",
+            ),
+            (
+                "t1|w(x)|1\nt1|begin|2\n",
+                "begin of thread t1 is not its first event",
+            ),
             ("t1|r(a(b))|1\n", "contains `(`"),
-            ("t1|notify(l)|1\n", "bad.std:1: notify(l) by thread t1 that does not hold l"),
+            (
+                "t1|notify(l)|1\n",
+                "bad.std:1: notify(l) by thread t1 that does not hold l",
+            ),
         ];
         for (text, want) in cases {
             let got = err_of(text);
-            assert!(got.contains(want), "for {text:?}: got {got:?}, want {want:?}");
+            assert!(
+                got.contains(want),
+                "for {text:?}: got {got:?}, want {want:?}"
+            );
         }
     }
 

@@ -62,7 +62,10 @@ impl Checker {
 
     /// Locks held by `t` right now, outermost acquisitions in acquisition order.
     pub fn held_by(&self, t: ThreadId) -> &[LockId] {
-        self.held.get(t as usize).map(|v| v.as_slice()).unwrap_or(&[])
+        self.held
+            .get(t as usize)
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
     }
 
     /// Checks one event, updating state and setting [`FLAG_NESTED`] on re-entrant
@@ -76,7 +79,10 @@ impl Checker {
                 return Err(format!("thread {} has an event after its end", tname()));
             }
             if st.joined {
-                return Err(format!("thread {} has an event after it was joined", tname()));
+                return Err(format!(
+                    "thread {} has an event after it was joined",
+                    tname()
+                ));
             }
             if let Some((l, _)) = st.waiting {
                 if !(e.kind == Kind::Wake && e.target == l) {
@@ -89,7 +95,10 @@ impl Checker {
                 }
             }
             if e.kind == Kind::Begin && st.seen {
-                return Err(format!("begin of thread {} is not its first event", tname()));
+                return Err(format!(
+                    "begin of thread {} is not its first event",
+                    tname()
+                ));
             }
             st.seen = true;
         }
@@ -110,7 +119,10 @@ impl Checker {
                         e.flags |= FLAG_NESTED;
                     }
                     None => {
-                        *self.lock(l) = LockState { holder: Some(t), depth: 1 };
+                        *self.lock(l) = LockState {
+                            holder: Some(t),
+                            depth: 1,
+                        };
                         self.held_mut(t).push(l);
                     }
                 }
@@ -165,7 +177,10 @@ impl Checker {
                         sym.thread_name(h)
                     ));
                 }
-                *self.lock(l) = LockState { holder: Some(t), depth };
+                *self.lock(l) = LockState {
+                    holder: Some(t),
+                    depth,
+                };
                 self.held_mut(t).push(l);
                 self.thread(t).waiting = None;
             }
