@@ -7,6 +7,7 @@ pub mod cp;
 pub mod detector;
 pub mod engine;
 pub mod hb;
+mod history;
 pub mod lockset;
 pub mod oracle;
 pub mod report;

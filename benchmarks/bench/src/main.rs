@@ -251,19 +251,24 @@ fn measure(args: &[String]) -> Result<()> {
     println!("| what | events | time (s) | throughput | notes |");
     println!("|---|---|---|---|---|");
 
-    let t0 = Instant::now();
-    let mut src = jrace_trace::open(std_path)?;
+    // JRACE_BENCH_DETECTORS_ONLY=1 skips the .std parse and the end-to-end run (for
+    // profiling a detector).
+    let detectors_only = std::env::var_os("JRACE_BENCH_DETECTORS_ONLY").is_some();
     let mut n = 0u64;
-    while src.next_event()?.is_some() {
-        n += 1;
+    if !detectors_only {
+        let t0 = Instant::now();
+        let mut src = jrace_trace::open(std_path)?;
+        while src.next_event()?.is_some() {
+            n += 1;
+        }
+        let s = t0.elapsed().as_secs_f64();
+        let bytes = std::fs::metadata(std_path)?.len();
+        println!(
+            "| parse .std | {n} | {s:.2} | {} lines | {:.0} MB text |",
+            rate(n, s),
+            bytes as f64 / 1e6
+        );
     }
-    let s = t0.elapsed().as_secs_f64();
-    let bytes = std::fs::metadata(std_path)?.len();
-    println!(
-        "| parse .std | {n} | {s:.2} | {} lines | {:.0} MB text |",
-        rate(n, s),
-        bytes as f64 / 1e6
-    );
 
     let t0 = Instant::now();
     let mut src = jrace_trace::open(bin_path)?;
@@ -309,6 +314,9 @@ fn measure(args: &[String]) -> Result<()> {
         );
     }
     drop(events);
+    if detectors_only {
+        return Ok(());
+    }
 
     let t0 = Instant::now();
     let mut src = jrace_trace::open(bin_path)?;
