@@ -19,12 +19,16 @@ pub struct RacePair {
     pub second_loc: LocId,
 }
 
+/// (variable, low location, high location).
+type PairKey = (VarId, LocId, LocId);
+/// (first event, second event, first's location, second's location).
+type Representative = (u64, u64, LocId, LocId);
+
 /// Collects races, one representative per (variable, unordered location pair): the pair
 /// with the earliest second event, then the earliest first event.
 #[derive(Debug, Default)]
 pub struct RaceSink {
-    /// (var, low loc, high loc) -> (first, second, first's loc, second's loc).
-    found: HashMap<(VarId, LocId, LocId), (u64, u64, LocId, LocId)>,
+    found: HashMap<PairKey, Representative>,
 }
 
 impl RaceSink {

@@ -73,18 +73,36 @@ impl AccessHistory {
         }
     }
 
-    /// Hints the cache that `var`'s heap-allocated parts and entries are needed soon. Call
-    /// it after [`AccessHistory::prefetch_slot`] had time to land.
+    /// Hints the cache that `var`'s heap-allocated parts are needed soon. Call it after
+    /// [`AccessHistory::prefetch_slot`] had time to land.
     #[inline]
-    pub fn prefetch_heap(&self, var: u32) {
+    pub fn prefetch_parts(&self, var: u32) {
         if let Some(h) = self.vars.get(var as usize) {
             if h.parts.spilled() {
                 let p: *const u8 = h.parts.as_ptr().cast();
                 prefetch(p);
                 prefetch(p.wrapping_add(64));
             }
+        }
+    }
+
+    /// Hints the cache that `thread`'s own entries for `var` are needed soon: they are
+    /// what an access reads to record itself. Call it after
+    /// [`AccessHistory::prefetch_parts`] had time to land.
+    #[inline]
+    pub fn prefetch_own(&self, var: u32, thread: ThreadId) {
+        if let Some(h) = self.vars.get(var as usize) {
             if h.entries.spilled() {
-                prefetch(h.entries.as_ptr().cast());
+                let mut start = 0;
+                for p in &h.parts {
+                    if p.thread == thread {
+                        let first: *const u8 = h.entries.as_ptr().wrapping_add(start).cast();
+                        prefetch(first);
+                        prefetch(first.wrapping_add(64));
+                        return;
+                    }
+                    start = p.end as usize;
+                }
             }
         }
     }

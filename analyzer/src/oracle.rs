@@ -185,12 +185,12 @@ impl<'a> Search<'a> {
             Kind::Acquire => e.is_nested() || st.owner[e.target as usize] == NONE,
             Kind::Wake => {
                 st.owner[e.target as usize] == NONE
-                    && self.wake_notify[i].map_or(true, |n| self.done(&st.pos, n))
+                    && self.wake_notify[i].is_none_or(|n| self.done(&st.pos, n))
             }
             Kind::Notify | Kind::NotifyAll => self
                 .notify_waits
                 .get(&i)
-                .map_or(true, |ws| ws.iter().all(|&w| self.done(&st.pos, w))),
+                .is_none_or(|ws| ws.iter().all(|&w| self.done(&st.pos, w))),
             Kind::Join => match self.dense.get(&e.target) {
                 Some(&c) => st.pos[c] as usize == self.threads[c].len(),
                 None => true,

@@ -266,7 +266,7 @@ pub fn random_trace_text(seed: u64, cfg: &GenConfig) -> String {
                     return false;
                 }
                 match th.ops[th.pc] {
-                    GenOp::Acq(l) => owner[l].map_or(true, |(o, _)| o == t),
+                    GenOp::Acq(l) => owner[l].is_none_or(|(o, _)| o == t),
                     GenOp::Wake(l) => {
                         owner[l].is_none() && matches!(th.waiting, Some((_, true, _)))
                     }

@@ -103,7 +103,7 @@ fn generate(p: &GenParams) -> Trace {
                 vol_ids[v as usize] = sym.var(&format!("flag{v}"));
             }
             let lc = loc(&mut sym, 2000 + v * 2 + (r & 1));
-            if r % 2 == 0 {
+            if r.is_multiple_of(2) {
                 vol_values[v as usize] += 1;
                 events.push(
                     Event::new(t, Kind::VWrite, vol_ids[v as usize], lc)
