@@ -70,7 +70,33 @@ impl Checker {
 
     /// Checks one event, updating state and setting [`FLAG_NESTED`] on re-entrant
     /// acquires and releases. `sym` is used only to phrase violations.
+    #[inline]
     pub fn check(&mut self, e: &mut Event, sym: &Symbols) -> Result<(), Violation> {
+        // Fast path, most events: an access, branch, enter or exit of a thread that is
+        // neither ended, joined nor waiting. The full check below would only mark the
+        // thread as seen.
+        if matches!(
+            e.kind,
+            Kind::Read
+                | Kind::Write
+                | Kind::VRead
+                | Kind::VWrite
+                | Kind::Branch
+                | Kind::Enter
+                | Kind::Exit
+        ) {
+            if let Some(st) = self.threads.get_mut(e.thread as usize) {
+                if !st.ended && !st.joined && st.waiting.is_none() {
+                    st.seen = true;
+                    return Ok(());
+                }
+            }
+        }
+        self.check_full(e, sym)
+    }
+
+    #[inline(never)]
+    fn check_full(&mut self, e: &mut Event, sym: &Symbols) -> Result<(), Violation> {
         let t = e.thread;
         let tname = || sym.thread_name(t).to_owned();
         {

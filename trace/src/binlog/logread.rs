@@ -64,6 +64,8 @@ pub struct LogReader {
     open: Open,
     done: bool,
     comp: Vec<u8>,
+    /// zstd context, made at the first compressed chunk and reused for the others.
+    dctx: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 fn bin(path: &Path, offset: u64, msg: impl Into<String>) -> TraceError {
@@ -174,6 +176,7 @@ impl LogReader {
             open,
             done: false,
             comp: Vec::new(),
+            dctx: None,
         })
     }
 
@@ -279,8 +282,15 @@ impl LogReader {
                     CODEC_STORED => buf.extend_from_slice(&self.comp),
                     CODEC_ZSTD => {
                         buf.reserve(raw_len);
-                        let n = zstd::bulk::Decompressor::new()
-                            .and_then(|mut d| d.decompress_to_buffer(&self.comp[..], buf))
+                        let dctx = match self.dctx.take() {
+                            Some(d) => Ok(d),
+                            None => zstd::bulk::Decompressor::new(),
+                        };
+                        let n = dctx
+                            .and_then(|d| {
+                                let d = self.dctx.insert(d);
+                                d.decompress_to_buffer(&self.comp[..], buf)
+                            })
                             .map_err(|e| bin(&self.sealed_path, at, format!("expected a zstd frame, found data that does not decompress: {e}")))?;
                         if n != raw_len {
                             return Err(bin(

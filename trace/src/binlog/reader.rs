@@ -5,7 +5,7 @@
 //! threads by `(stamp, thread id)`. Every event is range-checked against the metadata and
 //! run through [`Checker`] before it is returned.
 
-use super::events::{decode, DeltaState};
+use super::events::{decode, decode_fast, DeltaState};
 use super::logread::{ChunkOrigin, LogReader};
 use super::meta::MetaTables;
 use super::varint::Cursor;
@@ -18,7 +18,46 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::path::{Path, PathBuf};
 
-/// One thread's log, decoded record by record.
+/// Events a stream decodes ahead of the merge at a time (kept small: it stays in cache).
+const BATCH: usize = 512;
+
+/// Id bounds from the metadata, for the range check of every event
+/// ([`check_ids`] phrases the error).
+struct Limits {
+    /// Bound of `target` per kind (`usize::MAX`: not an id).
+    target: [usize; 17],
+    locs: usize,
+    objsets: i64,
+}
+
+impl Limits {
+    fn new(s: &Symbols) -> Limits {
+        let mut target = [usize::MAX; 17];
+        for k in Kind::ALL {
+            target[k as usize] = match k {
+                k if k.is_access() => s.vars.len(),
+                k if k.has_lock() => s.locks.len(),
+                k if k.has_thread() => s.threads.len(),
+                k if k.has_method() => s.methods.len(),
+                _ => usize::MAX,
+            };
+        }
+        Limits {
+            target,
+            locs: s.locs.len(),
+            objsets: s.objsets.len() as i64,
+        }
+    }
+
+    #[inline(always)]
+    fn ok(&self, e: &Event) -> bool {
+        (e.target as usize) < self.target[e.kind as usize]
+            && (e.loc as usize) < self.locs
+            && (e.kind != Kind::Enter || (0..self.objsets).contains(&e.value))
+    }
+}
+
+/// One thread's log, decoded a batch of records at a time.
 struct ThreadStream {
     thread: ThreadId,
     log: LogReader,
@@ -28,33 +67,119 @@ struct ThreadStream {
     records: u32,
     delta: DeltaState,
     last_stamp: u64,
-    head: Option<Event>,
-    /// Offset of `head`'s record in the current chunk, for errors about it.
-    head_pos: usize,
+    /// Decoded events with their stamps; `buf[bi..]` are still to be merged.
+    buf: Box<[(u64, Event)]>,
+    len: usize,
+    bi: usize,
+    /// `buf[..good]` passed the id check; if `good < len`, the one event after them
+    /// did not, and `bad` is the error to report when the merge reaches it.
+    good: usize,
+    bad: Option<TraceError>,
+    /// An error met while decoding past the end of `buf`: reported when the stream's next
+    /// event is needed (as a stream decoding one event at a time would).
+    pending: Option<TraceError>,
 }
 
 impl ThreadStream {
-    /// Decodes the next event of this thread into `head`; returns its stamp.
-    fn advance(&mut self) -> Result<Option<u64>, TraceError> {
+    fn new(thread: ThreadId, log: LogReader) -> ThreadStream {
+        ThreadStream {
+            thread,
+            log,
+            data: Vec::new(),
+            origin: None,
+            pos: 0,
+            records: 0,
+            delta: DeltaState::default(),
+            last_stamp: 0,
+            buf: vec![(0, Event::new(thread, Kind::Branch, 0, 0)); BATCH].into_boxed_slice(),
+            len: 0,
+            bi: 0,
+            good: 0,
+            bad: None,
+            pending: None,
+        }
+    }
+
+    /// Decodes the next batch of events into `buf` (which must be used up); returns
+    /// whether there is one. Decoding stops at the first record that fails, after the
+    /// events before it: their error is kept in `pending` and reported only when they have
+    /// been merged, so errors come at the same point of the stream as record by record.
+    fn fill(&mut self, lim: &Limits, sym: &Symbols) -> Result<bool, TraceError> {
+        self.len = 0;
+        self.bi = 0;
+        self.good = 0;
+        self.bad = None;
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
         loop {
             if let Some(o) = &self.origin {
-                let at_end = self.pos >= self.data.len() || (!o.sealed && self.data[self.pos] == 0);
-                if !at_end {
-                    let mut c = Cursor::new(&self.data, self.pos);
-                    let (stamp, e) = decode(&mut self.delta, &mut c, self.thread)
-                        .map_err(|m| o.err(self.pos, m))?;
-                    if stamp < self.last_stamp {
-                        return Err(o.err(self.pos, format!("expected a stamp of at least {} (stamps never decrease within a thread), found {stamp}", self.last_stamp)));
+                let data = &self.data[..];
+                let thread = self.thread;
+                let mut pos = self.pos;
+                let mut delta = self.delta;
+                let mut last = self.last_stamp;
+                let mut err = None;
+                let mut at_end = false;
+                let buf = &mut self.buf[..];
+                let mut n = 0;
+                while n < buf.len() {
+                    let slot = &mut buf[n];
+                    let next = match decode_fast(&mut delta, data, pos, thread, slot) {
+                        Some(next) => next,
+                        None => {
+                            // (Never a zero tag: the fast path refuses it.) An open
+                            // chunk ends at the first zero tag: anything after it is a
+                            // record torn by a kill (or never written), and is dropped.
+                            if pos >= data.len() || (!o.sealed && data[pos] == 0) {
+                                at_end = true;
+                                break;
+                            }
+                            let mut c = Cursor::new(data, pos);
+                            match decode(&mut delta, &mut c, thread) {
+                                Ok(r) => {
+                                    *slot = r;
+                                    c.pos
+                                }
+                                Err(m) => {
+                                    err = Some(o.err(pos, m));
+                                    break;
+                                }
+                            }
+                        }
+                    };
+                    let stamp = delta.stamp;
+                    if stamp < last {
+                        err = Some(o.err(pos, format!("expected a stamp of at least {last} (stamps never decrease within a thread), found {stamp}")));
+                        break;
                     }
-                    self.head_pos = self.pos;
-                    self.pos = c.pos;
-                    self.records += 1;
-                    self.last_stamp = stamp;
-                    self.head = Some(e);
-                    return Ok(Some(stamp));
+                    last = stamp;
+                    n += 1;
+                    let at = pos;
+                    pos = next;
+                    if !lim.ok(&slot.1) {
+                        let m = check_ids(sym, &slot.1).err().unwrap_or_default();
+                        self.bad = Some(o.err(at, m));
+                        break;
+                    }
                 }
-                // An open chunk ends at the first zero tag: anything after it is a record
-                // torn by a kill (or never written), and is dropped.
+                self.len = n;
+                self.good = n - self.bad.is_some() as usize;
+                self.records += n as u32;
+                self.pos = pos;
+                self.delta = delta;
+                self.last_stamp = last;
+                if let Some(e) = err {
+                    if n == 0 {
+                        return Err(e);
+                    }
+                    self.pending = Some(e);
+                    return Ok(true);
+                }
+                if n > 0 {
+                    return Ok(true);
+                }
+                debug_assert!(at_end);
                 if o.sealed && self.records != o.records {
                     return Err(o.err(
                         self.pos,
@@ -67,7 +192,7 @@ impl ThreadStream {
             }
             self.origin = self.log.next_chunk(&mut self.data)?;
             if self.origin.is_none() {
-                return Ok(None);
+                return Ok(false);
             }
             self.pos = 0;
             self.records = 0;
@@ -77,18 +202,65 @@ impl ThreadStream {
 }
 
 /// Streams a trace directory's events in the global order (FORMAT.md, "Global order").
+///
+/// The merge keeps the stream of the last event returned apart from the heap: while its
+/// next event still sorts before the heap's smallest head it is returned straight away,
+/// which is most events, since threads run in bursts. Otherwise the current stream goes
+/// into the heap and the smallest head comes out. The order is exactly `(stamp, thread)`.
 pub struct TraceReader {
     dir: PathBuf,
     symbols: Symbols,
+    limits: Limits,
     meta: BTreeMap<String, String>,
     streams: Vec<ThreadStream>,
+    /// Heads of every stream with events left except `cur`: `(stamp, thread, stream)`.
     heap: BinaryHeap<Reverse<(u64, ThreadId, usize)>>,
-    /// Stream whose head was returned last and must be refilled before the next pop.
-    refill: Option<usize>,
+    /// The stream events are being taken from (`NONE`: take one from the heap).
+    cur: usize,
+    /// Key `(stamp << 32) | thread` of the heap's smallest head (`u128::MAX`: empty).
+    bound: u128,
     checker: Checker,
     events: u64,
     saw_branch: bool,
     last_stamp: u64,
+}
+
+const NONE: usize = usize::MAX;
+
+#[inline(always)]
+fn key(stamp: u64, thread: ThreadId) -> u128 {
+    ((stamp as u128) << 32) | thread as u128
+}
+
+fn check_ids(s: &Symbols, e: &Event) -> Result<(), String> {
+    let (table, len) = match e.kind {
+        k if k.is_access() => ("variable", s.vars.len()),
+        k if k.has_lock() => ("lock", s.locks.len()),
+        k if k.has_thread() => ("thread", s.threads.len()),
+        k if k.has_method() => ("method", s.methods.len()),
+        _ => ("", usize::MAX),
+    };
+    if e.target as usize >= len {
+        return Err(format!(
+            "expected a {table} id below {len} (named in the metadata), found {}",
+            e.target
+        ));
+    }
+    if e.loc as usize >= s.locs.len() {
+        return Err(format!(
+            "expected a location id below {} (named in the metadata), found {}",
+            s.locs.len(),
+            e.loc
+        ));
+    }
+    if e.kind == Kind::Enter && !(0..s.objsets.len() as i64).contains(&e.value) {
+        return Err(format!(
+            "expected a reachable-set id below {}, found {}",
+            s.objsets.len(),
+            e.value
+        ));
+    }
+    Ok(())
 }
 
 /// `t<ID>` → ID.
@@ -155,13 +327,16 @@ impl TraceReader {
         let min_threads = threads.iter().next_back().map_or(0, |&t| t + 1);
         let symbols = tables.into_symbols(min_threads);
 
+        let limits = Limits::new(&symbols);
         let mut r = TraceReader {
             dir: dir.to_owned(),
             symbols,
+            limits,
             meta,
             streams: Vec::new(),
             heap: BinaryHeap::new(),
-            refill: None,
+            cur: NONE,
+            bound: u128::MAX,
             checker: Checker::new(),
             events: 0,
             saw_branch: false,
@@ -169,20 +344,9 @@ impl TraceReader {
         };
         for t in threads {
             let log = LogReader::open(dir, &thread_stem(t), t)?;
-            let mut s = ThreadStream {
-                thread: t,
-                log,
-                data: Vec::new(),
-                origin: None,
-                pos: 0,
-                records: 0,
-                delta: DeltaState::default(),
-                last_stamp: 0,
-                head: None,
-                head_pos: 0,
-            };
-            if let Some(stamp) = s.advance()? {
-                r.heap.push(Reverse((stamp, t, r.streams.len())));
+            let mut s = ThreadStream::new(t, log);
+            if s.fill(&r.limits, &r.symbols)? {
+                r.heap.push(Reverse((s.buf[0].0, t, r.streams.len())));
             }
             r.streams.push(s);
         }
@@ -208,64 +372,12 @@ impl TraceReader {
     pub fn last_stamp(&self) -> u64 {
         self.last_stamp
     }
-
-    fn check_ids(&self, e: &Event) -> Result<(), String> {
-        let s = &self.symbols;
-        let (table, len) = match e.kind {
-            k if k.is_access() => ("variable", s.vars.len()),
-            k if k.has_lock() => ("lock", s.locks.len()),
-            k if k.has_thread() => ("thread", s.threads.len()),
-            k if k.has_method() => ("method", s.methods.len()),
-            _ => ("", usize::MAX),
-        };
-        if e.target as usize >= len {
-            return Err(format!(
-                "expected a {table} id below {len} (named in the metadata), found {}",
-                e.target
-            ));
-        }
-        if e.loc as usize >= s.locs.len() {
-            return Err(format!(
-                "expected a location id below {} (named in the metadata), found {}",
-                s.locs.len(),
-                e.loc
-            ));
-        }
-        if e.kind == Kind::Enter && !(0..s.objsets.len() as i64).contains(&e.value) {
-            return Err(format!(
-                "expected a reachable-set id below {}, found {}",
-                s.objsets.len(),
-                e.value
-            ));
-        }
-        Ok(())
-    }
 }
 
-impl EventSource for TraceReader {
-    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        if let Some(i) = self.refill.take() {
-            if let Some(stamp) = self.streams[i].advance()? {
-                self.heap.push(Reverse((stamp, self.streams[i].thread, i)));
-            }
-        }
-        let Some(Reverse((stamp, _, i))) = self.heap.pop() else {
-            return Ok(None);
-        };
-        self.refill = Some(i);
-        let Some(mut e) = self.streams[i].head.take() else {
-            return Ok(None);
-        };
-        let s = &self.streams[i];
-        if let Err(m) = self.check_ids(&e) {
-            return Err(match &s.origin {
-                Some(o) => o.err(s.head_pos, m),
-                None => TraceError::Other {
-                    path: self.dir.clone(),
-                    msg: m,
-                },
-            });
-        }
+impl TraceReader {
+    /// Counts, checks and returns event `e` (at `stamp`) of stream `i`.
+    #[inline(always)]
+    fn emit(&mut self, i: usize, stamp: u64, mut e: Event) -> Result<Option<Event>, TraceError> {
         self.events += 1;
         if let Err(msg) = self.checker.check(&mut e, &self.symbols) {
             let s = &self.streams[i];
@@ -284,6 +396,54 @@ impl EventSource for TraceReader {
         }
         self.last_stamp = stamp;
         Ok(Some(e))
+    }
+}
+
+impl EventSource for TraceReader {
+    #[inline]
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        loop {
+            let c = self.cur;
+            if c == NONE {
+                let Some(Reverse((_, _, i))) = self.heap.pop() else {
+                    return Ok(None);
+                };
+                self.cur = i;
+                self.bound = self
+                    .heap
+                    .peek()
+                    .map_or(u128::MAX, |Reverse((st, t, _))| key(*st, *t));
+                continue;
+            }
+            let s = &mut self.streams[c];
+            if s.bi < s.len {
+                let (stamp, e) = s.buf[s.bi];
+                if key(stamp, s.thread) > self.bound {
+                    // Another stream's head comes first: switch.
+                    self.heap.push(Reverse((stamp, s.thread, c)));
+                    self.cur = NONE;
+                    continue;
+                }
+                s.bi += 1;
+                if s.bi > s.good {
+                    let err = s.bad.take().unwrap_or_else(|| TraceError::Other {
+                        path: self.dir.clone(),
+                        msg: "expected an event with ids named in the metadata".into(),
+                    });
+                    return Err(err);
+                }
+                return self.emit(c, stamp, e);
+            }
+            let more = s.fill(&self.limits, &self.symbols);
+            match more {
+                Ok(true) => {}
+                Ok(false) => self.cur = NONE,
+                Err(e) => {
+                    self.cur = NONE;
+                    return Err(e);
+                }
+            }
+        }
     }
 
     fn symbols(&self) -> &Symbols {
