@@ -34,7 +34,7 @@
 use crate::detector::{Detector, Outcome, RaceSink};
 use crate::vc::VectorClock;
 use jrace_trace::{Event, Kind, LocId, LockId, ThreadId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Eraser's per-variable state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,12 +49,30 @@ enum VarState {
     SharedModified,
 }
 
+/// A lock set as stored in a history entry: up to two locks inline (almost every access
+/// holds at most two), else the interned set's id. Testing two entries for disjointness
+/// then needs no memory beyond the entries themselves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EntrySet {
+    Inline { len: u8, locks: [LockId; 2] },
+    Interned(u32),
+}
+
+impl EntrySet {
+    fn locks<'a>(&'a self, sets: &'a [Vec<LockId>]) -> &'a [LockId] {
+        match self {
+            EntrySet::Inline { len, locks } => &locks[..*len as usize],
+            EntrySet::Interned(id) => &sets[*id as usize],
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Access {
     thread: ThreadId,
     loc: LocId,
     write: bool,
-    lockset: u32,
+    lockset: EntrySet,
     /// The thread's own fork/join clock component at the access.
     epoch: u32,
     idx: u64,
@@ -74,6 +92,9 @@ pub struct LocksetDetector {
     /// Interned lock sets: id -> sorted locks.
     sets: Vec<Vec<LockId>>,
     set_ids: HashMap<Vec<LockId>, u32>,
+    /// Each thread's current lock-set id, until it acquires or releases a lock: looking
+    /// the set up on every access dominated the detector's time.
+    current_set: Vec<Option<u32>>,
     vars: Vec<Option<VarInfo>>,
 }
 
@@ -98,6 +119,25 @@ fn disjoint(a: &[LockId], b: &[LockId]) -> bool {
 }
 
 impl LocksetDetector {
+    fn entry_set(&self, id: u32) -> EntrySet {
+        let s = &self.sets[id as usize];
+        match s.len() {
+            0 => EntrySet::Inline {
+                len: 0,
+                locks: [0; 2],
+            },
+            1 => EntrySet::Inline {
+                len: 1,
+                locks: [s[0], 0],
+            },
+            2 => EntrySet::Inline {
+                len: 2,
+                locks: [s[0], s[1]],
+            },
+            _ => EntrySet::Interned(id),
+        }
+    }
+
     fn clock(&mut self, t: ThreadId) -> &mut VectorClock {
         let c = grow(&mut self.clocks, t as usize);
         if c.get(t) == 0 {
@@ -107,17 +147,25 @@ impl LocksetDetector {
     }
 
     fn lockset_id(&mut self, t: ThreadId) -> u32 {
-        let held = grow(&mut self.held, t as usize);
-        if let Some(&id) = self.set_ids.get(held.as_slice()) {
-            return id;
+        if let Some(Some(id)) = self.current_set.get(t as usize) {
+            return *id;
         }
-        let id = self.sets.len() as u32;
-        self.sets.push(held.clone());
-        self.set_ids.insert(held.clone(), id);
+        let held = grow(&mut self.held, t as usize);
+        let id = match self.set_ids.get(held.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let id = self.sets.len() as u32;
+                self.sets.push(held.clone());
+                self.set_ids.insert(held.clone(), id);
+                id
+            }
+        };
+        *grow(&mut self.current_set, t as usize) = Some(id);
         id
     }
 
     fn hold(&mut self, t: ThreadId, l: LockId) {
+        *grow(&mut self.current_set, t as usize) = None;
         let h = grow(&mut self.held, t as usize);
         if let Err(p) = h.binary_search(&l) {
             h.insert(p, l);
@@ -125,6 +173,7 @@ impl LocksetDetector {
     }
 
     fn unhold(&mut self, t: ThreadId, l: LockId) {
+        *grow(&mut self.current_set, t as usize) = None;
         let h = grow(&mut self.held, t as usize);
         if let Ok(p) = h.binary_search(&l) {
             h.remove(p);
@@ -134,7 +183,8 @@ impl LocksetDetector {
     fn access(&mut self, idx: u64, e: &Event, races: &mut RaceSink) {
         let t = e.thread;
         let write = e.kind == Kind::Write;
-        let lockset = self.lockset_id(t);
+        let lockset_id = self.lockset_id(t);
+        let lockset = self.entry_set(lockset_id);
         self.clock(t);
         let clock = &self.clocks[t as usize];
         let epoch = clock.get(t);
@@ -158,18 +208,16 @@ impl LocksetDetector {
         };
         let mut slot = None;
         let check = info.state == VarState::SharedModified;
-        let mine = &self.sets[lockset as usize];
+        let mine = lockset.locks(&self.sets);
         for (i, a) in info.history.iter().enumerate() {
             if a.thread == t {
                 if a.loc == e.loc && a.write == write && a.lockset == lockset {
                     slot = Some(i);
                 }
-            } else if check
-                && (a.write || write)
-                && a.epoch > clock.get(a.thread)
-                && disjoint(&self.sets[a.lockset as usize], mine)
-            {
-                races.report(e.target, a.idx, a.loc, idx, e.loc);
+            } else if check && (a.write || write) && a.epoch > clock.get(a.thread) {
+                if disjoint(a.lockset.locks(&self.sets), mine) {
+                    races.report(e.target, a.idx, a.loc, idx, e.loc);
+                }
             }
         }
         let entry = Access {
