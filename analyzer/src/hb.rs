@@ -134,29 +134,8 @@ impl Detector for HbDetector {
     }
 
     fn on_batch(&mut self, first_idx: u64, events: &[Event], races: &mut RaceSink) {
-        // The histories of a large trace do not fit in the caches. Prefetch a variable's
-        // slot well ahead, then (once it has arrived) its heap-allocated thread parts,
-        // then the accessing thread's own entries: this hides most of the dependent
-        // misses an access would otherwise wait for.
-        const FAR: usize = 18;
-        const MID: usize = 12;
-        const NEAR: usize = 6;
         for (k, e) in events.iter().enumerate() {
-            if let Some(f) = events.get(k + FAR) {
-                if f.kind.is_plain_access() {
-                    self.history.prefetch_slot(f.target);
-                }
-            }
-            if let Some(f) = events.get(k + MID) {
-                if f.kind.is_plain_access() {
-                    self.history.prefetch_parts(f.target);
-                }
-            }
-            if let Some(f) = events.get(k + NEAR) {
-                if f.kind.is_plain_access() {
-                    self.history.prefetch_own(f.target, f.thread);
-                }
-            }
+            self.history.prefetch_ahead(events, k);
             self.on_event(first_idx + k as u64, e, races);
         }
     }
