@@ -33,13 +33,15 @@ struct ThreadPart {
     end: u32,
 }
 
-/// The latest access of one (thread, location, kind), in 20 bytes.
+/// The latest access of one (thread, location, kind), in 16 bytes, so that a variable's
+/// slot (one part and two entries inline) is exactly one cache line.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    loc: LocId,
+    /// Location id << 1 | 1 for a write. Location ids are dense interned ids, so they
+    /// never reach 2^31 (that many location names would not fit in memory).
+    loc_write: u32,
     /// The thread's own clock component at the access.
     epoch: u32,
-    write: u32,
     idx_lo: u32,
     idx_hi: u32,
 }
@@ -49,9 +51,18 @@ impl Entry {
     fn idx(&self) -> u64 {
         (self.idx_hi as u64) << 32 | self.idx_lo as u64
     }
+    #[inline]
+    fn loc(&self) -> LocId {
+        self.loc_write >> 1
+    }
+    #[inline]
+    fn write(&self) -> bool {
+        self.loc_write & 1 != 0
+    }
 }
 
 #[derive(Default)]
+#[repr(align(64))]
 struct VarHistory {
     parts: SmallVec<[ThreadPart; 1]>,
     entries: SmallVec<[Entry; 2]>,
@@ -94,9 +105,7 @@ impl AccessHistory {
     #[inline]
     fn prefetch_slot(&self, var: u32) {
         if let Some(h) = self.vars.get(var as usize) {
-            let p: *const u8 = (h as *const VarHistory).cast();
-            prefetch(p);
-            prefetch(p.wrapping_add(64));
+            prefetch((h as *const VarHistory).cast());
         }
     }
 
@@ -164,18 +173,19 @@ impl AccessHistory {
                 let latest = if write { p.last_access } else { p.last_write };
                 if latest > seen {
                     for a in &h.entries[start..p.end as usize] {
-                        if (a.write != 0 || write) && a.epoch > seen {
-                            races.report(e.target, a.idx(), a.loc, idx, e.loc);
+                        if (a.write() || write) && a.epoch > seen {
+                            races.report(e.target, a.idx(), a.loc(), idx, e.loc);
                         }
                     }
                 }
             }
             start = p.end as usize;
         }
+        debug_assert!(e.loc < 1 << 31);
+        let loc_write = e.loc << 1 | write as u32;
         let entry = Entry {
-            loc: e.loc,
+            loc_write,
             epoch,
-            write: write as u32,
             idx_lo: idx as u32,
             idx_hi: (idx >> 32) as u32,
         };
@@ -197,7 +207,7 @@ impl AccessHistory {
         let end = p.end as usize;
         let found = h.entries[own_start..end]
             .iter()
-            .position(|a| a.loc == e.loc && a.write == write as u32);
+            .position(|a| a.loc_write == loc_write);
         match found {
             Some(i) => h.entries[own_start + i] = entry,
             None => {
@@ -221,6 +231,8 @@ fn prefetch(p: *const u8) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+const _: () = assert!(std::mem::size_of::<VarHistory>() == 64);
 
 #[cfg(test)]
 mod tests {
