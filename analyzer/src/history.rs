@@ -81,9 +81,9 @@ impl AccessHistory {
     /// otherwise wait for.
     #[inline]
     pub fn prefetch_ahead(&self, events: &[Event], k: usize) {
-        const FAR: usize = 18;
-        const MID: usize = 12;
-        const NEAR: usize = 6;
+        const FAR: usize = 32;
+        const MID: usize = 20;
+        const NEAR: usize = 10;
         if let Some(f) = events.get(k + FAR) {
             if f.kind.is_plain_access() {
                 self.prefetch_slot(f.target);
