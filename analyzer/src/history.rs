@@ -220,6 +220,22 @@ impl AccessHistory {
     }
 }
 
+/// [`crate::Detector::on_batch`] for detectors built on an [`AccessHistory`]: each
+/// event is handled after prefetching the histories the next ones will need.
+#[inline]
+pub(crate) fn on_batch_prefetching<D: crate::Detector>(
+    d: &mut D,
+    history: fn(&D) -> &AccessHistory,
+    first_idx: u64,
+    events: &[Event],
+    races: &mut RaceSink,
+) {
+    for (k, e) in events.iter().enumerate() {
+        history(d).prefetch_ahead(events, k);
+        d.on_event(first_idx + k as u64, e, races);
+    }
+}
+
 #[inline]
 fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]

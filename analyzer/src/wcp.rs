@@ -337,10 +337,7 @@ impl Detector for WcpDetector {
     }
 
     fn on_batch(&mut self, first_idx: u64, events: &[Event], races: &mut RaceSink) {
-        for (k, e) in events.iter().enumerate() {
-            self.history.prefetch_ahead(events, k);
-            self.on_event(first_idx + k as u64, e, races);
-        }
+        crate::history::on_batch_prefetching(self, |d| &d.history, first_idx, events, races);
     }
 
     fn finish(&mut self, _races: &mut RaceSink) -> Outcome {
