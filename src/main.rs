@@ -6,7 +6,8 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use jrace_analyzer::{engine, report};
+use jrace_analyzer::testing::MemSource;
+use jrace_analyzer::{engine, report, witness};
 use jrace_trace::{EventSource, Kind};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -74,6 +75,10 @@ struct AnalyzeArgs {
     /// Exit with status 1 when any race is reported.
     #[arg(long)]
     fail_on_race: bool,
+    /// Attach to each race a validated schedule that runs its two accesses back to back
+    /// (`witness` in the JSON report, `null` when none is found). Keeps the trace in memory.
+    #[arg(long)]
+    witness: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -170,14 +175,36 @@ fn analyze_source(
     path: &Path,
     reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
     names: &[&'static str],
+    witness: bool,
 ) -> Result<report::Report> {
     let detectors = names
         .iter()
         .map(|n| jrace_analyzer::make_detector(n).ok_or_else(|| anyhow!("detector {n} missing")))
         .collect::<Result<Vec<_>>>()?;
-    let mut src = reopen()?;
+    // Witnesses need the whole trace in memory; otherwise the trace is streamed twice.
+    let trace = if witness {
+        let mut src = reopen()?;
+        Some(
+            jrace_trace::read_all(src.as_mut())
+                .with_context(|| format!("cannot analyze {}", path.display()))?,
+        )
+    } else {
+        None
+    };
+    let mut mem;
+    let mut file;
+    let src: &mut dyn EventSource = match &trace {
+        Some(t) => {
+            mem = MemSource::new(t);
+            &mut mem
+        }
+        None => {
+            file = reopen()?;
+            file.as_mut()
+        }
+    };
     let pb = progress_bar("analyzing");
-    let analysis = engine::run(src.as_mut(), detectors, &mut |n| {
+    let mut analysis = engine::run(src, detectors, &mut |n| {
         if let Some(pb) = &pb {
             pb.set_position(n);
         }
@@ -186,20 +213,39 @@ fn analyze_source(
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
+    // May change a race's representative pair to one that has a witness.
+    let witnesses = trace
+        .as_ref()
+        .map(|t| witness::witness_analysis(t, &mut analysis));
     let needed = report::needed_events(&analysis);
     let facts = if needed.is_empty() {
         Default::default()
+    } else if let Some(t) = &trace {
+        report::annotate(&mut MemSource::new(t), &needed)?
     } else {
         let mut src2 = reopen()?;
         report::annotate(src2.as_mut(), &needed)?
     };
-    Ok(report::build(&analysis, &facts))
+    let mut rep = report::build(&analysis, &facts);
+    if let (Some(t), Some(ws)) = (&trace, witnesses) {
+        for id in &ws.missing {
+            eprintln!(
+                "jrace: warning: internal error: race {id} was reported by a detector that \
+                 is sound for every race, but no validated witness was found for it; \
+                 please report this bug"
+            );
+        }
+        for (r, w) in rep.races.iter_mut().zip(&ws.witnesses) {
+            r.witness = Some(w.as_ref().map(|w| witness::steps(t, w)));
+        }
+    }
+    Ok(rep)
 }
 
 fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let names = detector_names(&args.detectors)?;
     let path = args.trace.clone();
-    let rep = analyze_source(&args.trace, &|| open(&path), &names)?;
+    let rep = analyze_source(&args.trace, &|| open(&path), &names, args.witness)?;
     emit(&rep, args.format, args.output.as_deref())?;
     Ok(if args.fail_on_race && !rep.races.is_empty() {
         ExitCode::from(1)
@@ -335,7 +381,7 @@ fn demo() -> Result<ExitCode> {
     );
     let names = detector_names(&["all".to_owned()])?;
     let p2 = path.clone();
-    let rep = analyze_source(&path, &|| open(&p2), &names)?;
+    let rep = analyze_source(&path, &|| open(&p2), &names, false)?;
     emit(&rep, Format::Text, None)?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(ExitCode::SUCCESS)

@@ -16,6 +16,7 @@ pub mod sync;
 pub mod testing;
 pub mod vc;
 pub mod wcp;
+pub mod witness;
 
 pub use detector::{Detector, Outcome, RacePair, RaceSink};
 

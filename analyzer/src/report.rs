@@ -32,6 +32,17 @@ pub struct RaceReport {
     pub kind: String,
     pub accesses: [AccessReport; 2],
     pub detectors: Vec<&'static str>,
+    /// With `--witness`: `Some(Some(schedule))`, or `Some(None)` (written as `null`) when
+    /// no witness validates. Without `--witness`: `None`, and the field is left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness: Option<Option<Vec<WitnessStep>>>,
+}
+
+/// One step of a witness schedule (DESIGN §5): a thread and a 1-based event number.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct WitnessStep {
+    pub thread: String,
+    pub event: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -167,6 +178,7 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
                 kind: format!("{}-{}", a1.op, a2.op),
                 accesses: [a1, a2],
                 detectors: s.detectors.iter().map(|&i| a.runs[i].name).collect(),
+                witness: None,
             }
         })
         .collect();
@@ -238,6 +250,19 @@ pub fn to_text(r: &Report) -> String {
             }
         }
         let _ = writeln!(s, "  found by: {}", race.detectors.join(", "));
+        match &race.witness {
+            Some(Some(w)) => {
+                let _ = writeln!(
+                    s,
+                    "  witness: a schedule of {} events (--format json lists it)",
+                    w.len()
+                );
+            }
+            Some(None) => {
+                let _ = writeln!(s, "  witness: none found");
+            }
+            None => {}
+        }
         s.push('\n');
     }
     let _ = writeln!(
