@@ -202,6 +202,18 @@ fn index_of(a: &Analysis, name: &str) -> usize {
         .unwrap_or(usize::MAX)
 }
 
+impl Report {
+    /// True when every detector that reported `race` reports only warnings (lockset):
+    /// the race is then shown as a possible race, not a predicted one.
+    pub fn only_warnings(&self, race: &RaceReport) -> bool {
+        race.detectors.iter().all(|name| {
+            self.detectors
+                .iter()
+                .any(|d| d.name == *name && d.warnings_only)
+        })
+    }
+}
+
 pub fn to_json(r: &Report) -> String {
     serde_json::to_string_pretty(r).expect("report serializes") + "\n"
 }
@@ -210,14 +222,8 @@ pub fn to_json(r: &Report) -> String {
 /// detector.
 pub fn to_text(r: &Report) -> String {
     let mut s = String::new();
-    let warn_only: BTreeSet<&str> = r
-        .detectors
-        .iter()
-        .filter(|d| d.warnings_only)
-        .map(|d| d.name)
-        .collect();
     for race in &r.races {
-        let only_warnings = race.detectors.iter().all(|d| warn_only.contains(d));
+        let only_warnings = r.only_warnings(race);
         let title = if only_warnings {
             "Possible data race (lockset warning)"
         } else {
@@ -295,12 +301,6 @@ pub fn to_text(r: &Report) -> String {
 /// SARIF 2.1.0: one result per race, with both accesses as locations.
 pub fn to_sarif(r: &Report) -> String {
     use serde_json::{json, Value};
-    let warn_only: BTreeSet<&str> = r
-        .detectors
-        .iter()
-        .filter(|d| d.warnings_only)
-        .map(|d| d.name)
-        .collect();
     let loc = |a: &AccessReport| -> Value {
         let mut l = json!({
             "message": {"text": format!("{} by thread {} (event {})", a.op, a.thread, a.event)}
@@ -325,7 +325,7 @@ pub fn to_sarif(r: &Report) -> String {
         .races
         .iter()
         .map(|race| {
-            let only_warnings = race.detectors.iter().all(|d| warn_only.contains(d));
+            let only_warnings = r.only_warnings(race);
             let [a1, a2] = &race.accesses;
             json!({
                 "ruleId": if only_warnings { "lockset-warning" } else { "data-race" },
