@@ -9,6 +9,7 @@ pub mod engine;
 pub mod hb;
 mod history;
 pub mod lockset;
+pub mod m2;
 pub mod oracle;
 pub mod report;
 pub mod shb;
@@ -21,10 +22,10 @@ pub mod witness;
 pub use detector::{Detector, Outcome, RacePair, RaceSink};
 
 /// Every detector name, in the order reports list them.
-pub const DETECTORS: &[&str] = &["hb", "lockset", "cp", "wcp", "shb"];
+pub const DETECTORS: &[&str] = &["hb", "lockset", "cp", "wcp", "shb", "m2"];
 
 /// Names accepted by `-d` that later work will provide.
-pub const PLANNED: &[&str] = &["m2", "mcm", "said", "rdit"];
+pub const PLANNED: &[&str] = &["mcm", "said", "rdit"];
 
 /// The default set: sound on every report (shb) plus the fast classics.
 pub const DEFAULT_DETECTORS: &[&str] = &["hb", "shb", "wcp"];
@@ -37,6 +38,7 @@ pub fn make_detector(name: &str) -> Option<Box<dyn Detector>> {
         "cp" => Box::new(cp::CpDetector::default()),
         "wcp" => Box::new(wcp::WcpDetector::default()),
         "shb" => Box::new(shb::ShbDetector::default()),
+        "m2" => Box::new(m2::M2Detector::default()),
         _ => return None,
     })
 }

@@ -1,0 +1,530 @@
+//! M2's view of a buffered trace (m2.md §1.3, §2.2): threads as chains of *model* events,
+//! reads-from, critical sections, hard edges, causal timestamps, rule-4 extensions, and
+//! the per-(thread, variable) and per-(thread, lock) lists the closure queries.
+//!
+//! Model events are every event except `branch`, `begin`/`end`, `enter`/`exit` and
+//! re-entrant inner acquires/releases ([`jrace_trace::FLAG_NESTED`]). A thread position
+//! (`pos`) counts model events of that thread only. `wait` is a release and `wake` an
+//! acquire of their lock; `fork`, `join`, `notify`, `notifyall` carry hard edges only.
+
+use crate::sync::NotifyMatcher;
+use jrace_trace::{Event, Kind};
+use rustc_hash::FxHashMap as HashMap;
+
+pub(super) const NONE: u32 = u32::MAX;
+
+/// Whether `e` is part of M2's model.
+pub(super) fn is_model(e: &Event) -> bool {
+    match e.kind {
+        Kind::Branch | Kind::Begin | Kind::End | Kind::Enter | Kind::Exit => false,
+        Kind::Acquire | Kind::Release => !e.is_nested(),
+        _ => true,
+    }
+}
+
+/// Acquire-like: opens a critical section (`acq`, `wake`).
+pub(super) fn is_acq(e: &Event) -> bool {
+    matches!(e.kind, Kind::Acquire | Kind::Wake) && !e.is_nested()
+}
+/// Release-like: closes a critical section (`rel`, `wait`).
+pub(super) fn is_rel(e: &Event) -> bool {
+    matches!(e.kind, Kind::Release | Kind::Wait) && !e.is_nested()
+}
+
+#[derive(Default)]
+pub(super) struct VarLists {
+    /// Global indices of writes (plain and volatile), in program order.
+    pub writes: Vec<u32>,
+    /// Global indices of all accesses, in program order.
+    pub accesses: Vec<u32>,
+}
+
+#[derive(Default)]
+pub(super) struct LockLists {
+    /// Acquire- and release-like events, in program order.
+    pub events: Vec<u32>,
+    /// Release-like events, in program order.
+    pub rels: Vec<u32>,
+    /// Acquire-like events, in program order.
+    pub acqs: Vec<u32>,
+}
+
+pub(super) struct Model<'a> {
+    pub events: &'a [Event],
+    /// Number of (dense) threads.
+    pub k: usize,
+    /// Per global event: dense thread, or `NONE` for non-model events.
+    pub tix: Vec<u32>,
+    /// Per global event: position in its thread's chain (model events only).
+    pub pos: Vec<u32>,
+    /// Per dense thread: global indices of its model events.
+    pub chain: Vec<Vec<u32>>,
+    /// Per global read (plain or volatile): the observed write, or `NONE` (`INIT`).
+    pub rf: Vec<u32>,
+    /// Per global event: the matching release of an acquire, the acquire of a release
+    /// (`NONE` if unmatched or not a lock event).
+    pub mate: Vec<u32>,
+    /// Hard predecessors and successors (fork, join, wait → notify → wake).
+    pub hard_preds: HashMap<u32, Vec<u32>>,
+    pub hard_succs: HashMap<u32, Vec<u32>>,
+    /// Causal timestamps at change points, per thread: positions and flat vectors.
+    cp_pos: Vec<Vec<u32>>,
+    cp_vec: Vec<Vec<i32>>,
+    /// Per thread, per position: rule 4's extension (the latest release of a released
+    /// section open at that position, or the position itself).
+    pub ext: Vec<Vec<u32>>,
+    /// Per thread, per position: interned set of locks held after that event.
+    pub held: Vec<Vec<u32>>,
+    pub locksets: Vec<Vec<u32>>,
+    /// Variables accessed by two or more threads; locks used by two or more threads.
+    pub shared_var: Vec<bool>,
+    pub shared_lock: Vec<bool>,
+    /// Per thread: global indices of the events `decide` keeps (§2.8.2).
+    pub rel_ev: Vec<Vec<u32>>,
+    /// Per global event: its index in `rel_ev` of its thread, or `NONE`.
+    pub rel_idx: Vec<u32>,
+    pub var_lists: HashMap<(u32, u32), VarLists>,
+    pub lock_lists: HashMap<(u32, u32), LockLists>,
+    /// Readers (CSR over global writes): every read, any thread, of each write.
+    readers_off: Vec<u32>,
+    readers: Vec<u32>,
+}
+
+fn slot<T: Default + Clone>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if i >= v.len() {
+        v.resize(i + 1, T::default());
+    }
+    &mut v[i]
+}
+
+impl<'a> Model<'a> {
+    pub fn build(events: &'a [Event]) -> Model<'a> {
+        let n = events.len();
+        assert!(
+            n < NONE as usize,
+            "m2: trace too long for 32-bit event indices"
+        );
+        // Dense threads and chains.
+        let mut dense: Vec<u32> = Vec::new();
+        let mut chain: Vec<Vec<u32>> = Vec::new();
+        let mut tix = vec![NONE; n];
+        let mut pos = vec![NONE; n];
+        let dense_of = |t: u32, dense: &mut Vec<u32>, chain: &mut Vec<Vec<u32>>| -> u32 {
+            let d = slot(dense, t as usize);
+            if *d == 0 {
+                chain.push(Vec::new());
+                *d = chain.len() as u32;
+            }
+            *d - 1
+        };
+        for (g, e) in events.iter().enumerate() {
+            let d = dense_of(e.thread, &mut dense, &mut chain);
+            if e.kind.has_thread() {
+                dense_of(e.target, &mut dense, &mut chain);
+            }
+            if !is_model(e) {
+                continue;
+            }
+            tix[g] = d;
+            pos[g] = chain[d as usize].len() as u32;
+            chain[d as usize].push(g as u32);
+        }
+        let k = chain.len();
+
+        // Reads-from, sections, hard edges, sharing.
+        let mut rf = vec![NONE; n];
+        let mut mate = vec![NONE; n];
+        let mut last_write: HashMap<u32, u32> = HashMap::default();
+        let mut open_acq: HashMap<(u32, u32), u32> = HashMap::default();
+        let mut hard: Vec<(u32, u32)> = Vec::new();
+        let mut matcher: NotifyMatcher<()> = NotifyMatcher::new();
+        let mut wait_of: HashMap<u32, u32> = HashMap::default();
+        let mut fork_of: HashMap<u32, u32> = HashMap::default();
+        let mut var_thread: HashMap<u32, (u32, bool)> = HashMap::default(); // first thread, shared
+        let mut lock_thread: HashMap<u32, (u32, bool)> = HashMap::default();
+        let mut readers_pairs: Vec<(u32, u32)> = Vec::new();
+        for (g, e) in events.iter().enumerate() {
+            let g32 = g as u32;
+            if tix[g] == NONE {
+                continue;
+            }
+            let d = tix[g];
+            if pos[g] == 0 {
+                if let Some(&f) = fork_of.get(&d) {
+                    hard.push((f, g32));
+                }
+            }
+            match e.kind {
+                Kind::Read | Kind::VRead | Kind::Write | Kind::VWrite => {
+                    let s = var_thread.entry(e.target).or_insert((d, false));
+                    if s.0 != d {
+                        s.1 = true;
+                    }
+                    if e.kind.is_write() {
+                        last_write.insert(e.target, g32);
+                    } else if let Some(&w) = last_write.get(&e.target) {
+                        rf[g] = w;
+                        readers_pairs.push((w, g32));
+                    }
+                }
+                _ => {}
+            }
+            if is_acq(e) || is_rel(e) {
+                let s = lock_thread.entry(e.target).or_insert((d, false));
+                if s.0 != d {
+                    s.1 = true;
+                }
+                if is_acq(e) {
+                    open_acq.insert((d, e.target), g32);
+                } else if let Some(a) = open_acq.remove(&(d, e.target)) {
+                    mate[a as usize] = g32;
+                    mate[g] = a;
+                }
+            }
+            match e.kind {
+                Kind::Fork => {
+                    let c = dense[e.target as usize] - 1;
+                    fork_of.insert(c, g32);
+                }
+                Kind::Join => {
+                    let c = (dense[e.target as usize] - 1) as usize;
+                    if let Some(&last) = chain[c].iter().rev().find(|&&x| (x as usize) < g) {
+                        hard.push((last, g32));
+                    }
+                }
+                Kind::Wait => {
+                    matcher.wait(e.thread, e.target, g as u64);
+                    wait_of.insert(e.thread, g32);
+                }
+                Kind::Notify | Kind::NotifyAll => {
+                    matcher.notify(e.target, g as u64, e.kind == Kind::NotifyAll, || ());
+                }
+                Kind::Wake => {
+                    if let Some((nt, ())) = matcher.wake(e.thread, e.target) {
+                        let nt = nt as u32;
+                        hard.push((nt, g32));
+                        if let Some(&w) = wait_of.get(&e.thread) {
+                            hard.push((w, nt));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        hard.sort_unstable();
+        hard.dedup();
+        let mut hard_preds: HashMap<u32, Vec<u32>> = HashMap::default();
+        let mut hard_succs: HashMap<u32, Vec<u32>> = HashMap::default();
+        for &(a, b) in &hard {
+            hard_preds.entry(b).or_default().push(a);
+            hard_succs.entry(a).or_default().push(b);
+        }
+        let mut shared_var = Vec::new();
+        for (&v, &(_, s)) in &var_thread {
+            *slot(&mut shared_var, v as usize) = s;
+        }
+        let mut shared_lock = Vec::new();
+        for (&l, &(_, s)) in &lock_thread {
+            *slot(&mut shared_lock, l as usize) = s;
+        }
+
+        // Readers CSR.
+        readers_pairs.sort_unstable();
+        let mut readers_off = vec![0u32; n + 1];
+        for &(w, _) in &readers_pairs {
+            readers_off[w as usize + 1] += 1;
+        }
+        for i in 0..n {
+            readers_off[i + 1] += readers_off[i];
+        }
+        let readers: Vec<u32> = readers_pairs.iter().map(|&(_, r)| r).collect();
+
+        let mut m = Model {
+            events,
+            k,
+            tix,
+            pos,
+            chain,
+            rf,
+            mate,
+            hard_preds,
+            hard_succs,
+            cp_pos: vec![Vec::new(); k],
+            cp_vec: vec![Vec::new(); k],
+            ext: Vec::new(),
+            held: Vec::new(),
+            locksets: Vec::new(),
+            shared_var,
+            shared_lock,
+            rel_ev: vec![Vec::new(); k],
+            rel_idx: vec![NONE; n],
+            var_lists: HashMap::default(),
+            lock_lists: HashMap::default(),
+            readers_off,
+            readers,
+        };
+        m.build_timestamps();
+        m.build_sections();
+        m.build_relevant();
+        m
+    }
+
+    /// Causal timestamps (m2.md §2.2): `C(e)[m]` is the last position of thread `m`
+    /// under `(PO ∪ rf ∪ hard)*` up to `e`, stored where a foreign component grows.
+    fn build_timestamps(&mut self) {
+        let k = self.k;
+        let mut cur: Vec<Vec<i32>> = vec![vec![-1; k]; k];
+        let mut tmp = vec![0i32; k];
+        for g in 0..self.events.len() {
+            let d = self.tix[g];
+            if d == NONE {
+                continue;
+            }
+            let d = d as usize;
+            let p = self.pos[g];
+            let mut changed = p == 0;
+            let mut sources: smallvec::SmallVec<[u32; 4]> = smallvec::SmallVec::new();
+            if let Some(hp) = self.hard_preds.get(&(g as u32)) {
+                sources.extend(hp.iter().copied());
+            }
+            let r = self.rf[g];
+            if r != NONE && self.tix[r as usize] as usize != d {
+                sources.push(r);
+            }
+            for s in sources {
+                self.c_of(s, &mut tmp);
+                for (c, t) in cur[d].iter_mut().zip(&tmp) {
+                    if *t > *c {
+                        *c = *t;
+                        changed = true;
+                    }
+                }
+            }
+            cur[d][d] = p as i32;
+            if changed {
+                self.cp_pos[d].push(p);
+                self.cp_vec[d].extend_from_slice(&cur[d]);
+            }
+        }
+    }
+
+    /// `C(e)` of a model event into `out`.
+    pub fn c_of(&self, g: u32, out: &mut [i32]) {
+        let d = self.tix[g as usize] as usize;
+        self.c_at(d, self.pos[g as usize], out);
+    }
+
+    /// `C` of the event at position `p` of thread `d` into `out`.
+    pub fn c_at(&self, d: usize, p: u32, out: &mut [i32]) {
+        let k = self.k;
+        let cps = &self.cp_pos[d];
+        let i = cps.partition_point(|&x| x <= p) - 1;
+        out.copy_from_slice(&self.cp_vec[d][i * k..(i + 1) * k]);
+        out[d] = p as i32;
+    }
+
+    /// One component of `C`.
+    pub fn c_comp(&self, d: usize, p: u32, m: usize) -> i32 {
+        if m == d {
+            return p as i32;
+        }
+        let cps = &self.cp_pos[d];
+        let i = cps.partition_point(|&x| x <= p) - 1;
+        self.cp_vec[d][i * self.k + m]
+    }
+
+    /// `F ⊔= C(d, p)`; true if `F` grew.
+    pub fn join_c(&self, d: usize, p: u32, f: &mut [i32]) -> bool {
+        let k = self.k;
+        let cps = &self.cp_pos[d];
+        let i = cps.partition_point(|&x| x <= p) - 1;
+        let v = &self.cp_vec[d][i * k..(i + 1) * k];
+        let mut grew = false;
+        for (m, (a, &b)) in f.iter_mut().zip(v).enumerate() {
+            let b = if m == d { p as i32 } else { b };
+            if b > *a {
+                *a = b;
+                grew = true;
+            }
+        }
+        grew
+    }
+
+    /// Sections: rule 4's `ext` and the held locksets.
+    fn build_sections(&mut self) {
+        let mut intern: HashMap<Vec<u32>, u32> = HashMap::default();
+        self.locksets.push(Vec::new());
+        intern.insert(Vec::new(), 0);
+        self.ext = Vec::with_capacity(self.k);
+        self.held = Vec::with_capacity(self.k);
+        for d in 0..self.k {
+            let ch = &self.chain[d];
+            let mut ext = vec![0u32; ch.len()];
+            let mut held = vec![0u32; ch.len()];
+            // Active sections: (lock, release position or NONE).
+            let mut active: Vec<(u32, u32)> = Vec::new();
+            let mut cur_set: Vec<u32> = Vec::new();
+            let mut cur_id = 0u32;
+            for (p, &g) in ch.iter().enumerate() {
+                let e = &self.events[g as usize];
+                let mut dirty = false;
+                if is_acq(e) {
+                    let m = self.mate[g as usize];
+                    let rp = if m == NONE {
+                        NONE
+                    } else {
+                        self.pos[m as usize]
+                    };
+                    active.push((e.target, rp));
+                    dirty = true;
+                } else if is_rel(e) {
+                    if let Some(i) = active.iter().rposition(|&(l, _)| l == e.target) {
+                        active.remove(i);
+                    }
+                    dirty = true;
+                }
+                if dirty {
+                    cur_set = active.iter().map(|&(l, _)| l).collect();
+                    cur_set.sort_unstable();
+                    cur_set.dedup();
+                    let next = self.locksets.len() as u32;
+                    cur_id = *intern.entry(cur_set.clone()).or_insert(next);
+                    if cur_id == next {
+                        self.locksets.push(cur_set.clone());
+                    }
+                }
+                held[p] = cur_id;
+                ext[p] = active
+                    .iter()
+                    .filter(|&&(_, r)| r != NONE)
+                    .map(|&(_, r)| r)
+                    .max()
+                    .unwrap_or(p as u32)
+                    .max(p as u32);
+            }
+            let _ = &cur_set;
+            self.ext.push(ext);
+            self.held.push(held);
+        }
+    }
+
+    /// The events `decide` keeps, and the per-(thread, var/lock) lists.
+    fn build_relevant(&mut self) {
+        for d in 0..self.k {
+            for i in 0..self.chain[d].len() {
+                let g = self.chain[d][i];
+                let e = &self.events[g as usize];
+                let gu = g as usize;
+                let mut keep = self.hard_preds.contains_key(&g) || self.hard_succs.contains_key(&g);
+                if e.kind.is_access() && self.shared_var[e.target as usize] {
+                    keep = true;
+                    let l = self.var_lists.entry((d as u32, e.target)).or_default();
+                    l.accesses.push(g);
+                    if e.kind.is_write() {
+                        l.writes.push(g);
+                    }
+                }
+                if (is_acq(e) || is_rel(e)) && self.shared_lock[e.target as usize] {
+                    keep = true;
+                    let l = self.lock_lists.entry((d as u32, e.target)).or_default();
+                    l.events.push(g);
+                    if is_rel(e) {
+                        l.rels.push(g);
+                    } else {
+                        l.acqs.push(g);
+                    }
+                }
+                if keep {
+                    self.rel_idx[gu] = self.rel_ev[d].len() as u32;
+                    self.rel_ev[d].push(g);
+                }
+            }
+        }
+    }
+
+    /// Every read of write `w`.
+    pub fn readers_of(&self, w: u32) -> &[u32] {
+        let w = w as usize;
+        &self.readers[self.readers_off[w] as usize..self.readers_off[w + 1] as usize]
+    }
+
+    pub fn thread_of(&self, g: u32) -> usize {
+        self.tix[g as usize] as usize
+    }
+    pub fn pos_of(&self, g: u32) -> u32 {
+        self.pos[g as usize]
+    }
+
+    /// The strict cone of `e` (m2.md §2.3 without rule 4): the join of `C` over its
+    /// program-order predecessor and its hard predecessors.
+    pub fn scone(&self, g: u32, out: &mut [i32]) {
+        out.fill(-1);
+        let d = self.thread_of(g);
+        let p = self.pos_of(g);
+        if p > 0 {
+            self.c_at(d, p - 1, out);
+        }
+        if let Some(hp) = self.hard_preds.get(&g) {
+            for &h in hp {
+                self.join_c(self.thread_of(h), self.pos_of(h), out);
+            }
+        }
+    }
+
+    /// One component of the strict cone.
+    pub fn scone_comp(&self, g: u32, m: usize) -> i32 {
+        let d = self.thread_of(g);
+        let p = self.pos_of(g);
+        let mut best = if p > 0 { self.c_comp(d, p - 1, m) } else { -1 };
+        if let Some(hp) = self.hard_preds.get(&g) {
+            for &h in hp {
+                best = best.max(self.c_comp(self.thread_of(h), self.pos_of(h), m));
+            }
+        }
+        best
+    }
+
+    /// Closes `f` under rule 4 for every thread except `a` and `b` (m2.md §2.3).
+    /// Returns whether rule 4 grew it.
+    pub fn rule4(&self, f: &mut [i32], a: usize, b: usize) -> bool {
+        let mut any = false;
+        loop {
+            let mut grown = false;
+            for m in 0..self.k {
+                if m == a || m == b || f[m] < 0 {
+                    continue;
+                }
+                let gx = self.ext[m][f[m] as usize];
+                if gx as i32 > f[m] && self.join_c(m, gx, f) {
+                    grown = true;
+                }
+            }
+            if !grown {
+                return any;
+            }
+            any = true;
+        }
+    }
+
+    /// Open sections of `x` (acquire global indices): acquire at or before the frontier,
+    /// release after it or never.
+    pub fn open_acqs(&self, x: &[i32], out: &mut Vec<u32>) {
+        out.clear();
+        for (m, &f) in x.iter().enumerate() {
+            if f < 0 {
+                continue;
+            }
+            let ls = &self.locksets[self.held[m][f as usize] as usize];
+            let at = self.chain[m][f as usize];
+            for &l in ls {
+                // Locks used by one thread only constrain nothing (m2.md §2.8.2).
+                if !self.shared_lock[l as usize] {
+                    continue;
+                }
+                let acqs = &self.lock_lists[&(m as u32, l)].acqs;
+                let i = acqs.partition_point(|&a| a <= at);
+                out.push(acqs[i - 1]);
+            }
+        }
+    }
+}

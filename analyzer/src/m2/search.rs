@@ -1,0 +1,240 @@
+//! Which candidates are checked, and how (m2.md §2.4, §2.7).
+//!
+//! Candidates are grouped by (variable, thread, location, read/write, held lockset). A
+//! pair of groups is skipped when the signature is already reported, when neither side
+//! writes, or when the locksets intersect (a certain rejection: two sections on one lock
+//! cannot both be open). Inside a group pair, for each `e1`, only the `e2` outside both
+//! strict cones are candidates (the strict-cone window of §2.7, two pointers); the rest
+//! are certain rejections. Each candidate gets the full check of §2.4: full cones (rule
+//! 4), then Lemma 5.1's fast path, then `decide`. The first race ends the group pair.
+
+use super::decide::{Decider, Fail};
+use super::model::{Model, NONE};
+use crate::detector::RaceSink;
+use jrace_trace::Kind;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+/// Full checks per group pair before the rest of it counts as undecided.
+const CHECK_BUDGET: usize = 4096;
+/// `decide` calls per group pair before the rest counts as undecided.
+const DECIDE_BUDGET: usize = 16;
+
+pub(super) enum Verdict {
+    Race,
+    NoRace { certain: bool },
+}
+
+/// What the search found beyond the reported races.
+pub(super) struct Summary {
+    /// Signatures (variable, low location, high location) with an uncertain rejection
+    /// and no report.
+    pub unknown: u64,
+    pub decides: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct GroupKey {
+    var: u32,
+    thread: u32,
+    loc: u32,
+    write: bool,
+    lockset: u32,
+}
+
+pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
+    let mut groups: HashMap<GroupKey, Vec<u32>> = HashMap::default();
+    for (g, e) in m.events.iter().enumerate() {
+        if !e.kind.is_plain_access() || m.tix[g] == NONE || !m.shared_var[e.target as usize] {
+            continue;
+        }
+        let d = m.tix[g];
+        let key = GroupKey {
+            var: e.target,
+            thread: d,
+            loc: e.loc,
+            write: e.kind == Kind::Write,
+            lockset: m.held[d as usize][m.pos[g] as usize],
+        };
+        groups.entry(key).or_default().push(g as u32);
+    }
+    let mut keys: Vec<GroupKey> = groups.keys().copied().collect();
+    keys.sort_unstable();
+    let mut s = Search {
+        m,
+        decider: Decider::new(m),
+        s1: vec![0; m.k],
+        f1: vec![0; m.k],
+        s2: vec![0; m.k],
+        f2: vec![0; m.k],
+        x: vec![0; m.k],
+        opens: Vec::new(),
+        decides: 0,
+    };
+    let mut uncertain: HashSet<(u32, u32, u32)> = HashSet::default();
+    let mut start = 0;
+    while start < keys.len() {
+        let var = keys[start].var;
+        let end = start + keys[start..].partition_point(|k| k.var == var);
+        let gs = &keys[start..end];
+        for a in 0..gs.len() {
+            for b in a + 1..gs.len() {
+                let (ka, kb) = (gs[a], gs[b]);
+                if ka.thread == kb.thread || !(ka.write || kb.write) {
+                    continue;
+                }
+                if intersects(
+                    &m.locksets[ka.lockset as usize],
+                    &m.locksets[kb.lockset as usize],
+                ) {
+                    continue;
+                }
+                if sink.contains(var, ka.loc, kb.loc) {
+                    continue;
+                }
+                match s.group_pair(&groups[&ka], &groups[&kb]) {
+                    Some((e1, e2, true)) => {
+                        let (ev1, ev2) = (&m.events[e1 as usize], &m.events[e2 as usize]);
+                        sink.report(var, e1 as u64, ev1.loc, e2 as u64, ev2.loc);
+                    }
+                    Some((_, _, false)) => {
+                        uncertain.insert((var, ka.loc.min(kb.loc), ka.loc.max(kb.loc)));
+                    }
+                    None => {}
+                }
+            }
+        }
+        start = end;
+    }
+    let unknown = uncertain
+        .iter()
+        .filter(|&&(v, a, b)| !sink.contains(v, a, b))
+        .count() as u64;
+    Summary {
+        unknown,
+        decides: s.decides,
+    }
+}
+
+fn intersects(a: &[u32], b: &[u32]) -> bool {
+    a.iter().any(|l| b.contains(l))
+}
+
+struct Search<'m, 'a> {
+    m: &'m Model<'a>,
+    decider: Decider<'m, 'a>,
+    s1: Vec<i32>,
+    f1: Vec<i32>,
+    s2: Vec<i32>,
+    f2: Vec<i32>,
+    x: Vec<i32>,
+    opens: Vec<u32>,
+    decides: u64,
+}
+
+impl Search<'_, '_> {
+    /// Looks for a race between the accesses of two groups. `Some((e1, e2, true))`: a
+    /// race; `Some((_, _, false))`: some rejection was uncertain; `None`: every candidate
+    /// was rejected with certainty.
+    fn group_pair(&mut self, g1: &[u32], g2: &[u32]) -> Option<(u32, u32, bool)> {
+        let m = self.m;
+        let q1 = m.thread_of(g1[0]);
+        let q2 = m.thread_of(g2[0]);
+        // Strict-cone component q1 of each e2, computed lazily (monotone along g2).
+        let mut sq1: Vec<i32> = vec![i32::MIN; g2.len()];
+        let (mut lo, mut hi) = (0usize, 0usize);
+        let mut checks = 0usize;
+        let mut decides = 0usize;
+        let mut uncertain = false;
+        for &e1 in g1 {
+            let p1 = m.pos_of(e1) as i32;
+            let lo_pos = m.scone_comp(e1, q2) + 1;
+            while lo < g2.len() && (m.pos_of(g2[lo]) as i32) < lo_pos {
+                lo += 1;
+            }
+            while hi < g2.len() {
+                if sq1[hi] == i32::MIN {
+                    sq1[hi] = m.scone_comp(g2[hi], q1);
+                }
+                if sq1[hi] >= p1 {
+                    break;
+                }
+                hi += 1;
+            }
+            if lo >= hi {
+                continue;
+            }
+            m.scone(e1, &mut self.s1);
+            self.f1.copy_from_slice(&self.s1);
+            m.rule4(&mut self.f1, q1, q2);
+            for &e2 in &g2[lo..hi] {
+                if checks >= CHECK_BUDGET {
+                    return Some((e1, e2, false));
+                }
+                checks += 1;
+                match self.check(e1, e2, q1, q2, &mut decides) {
+                    Verdict::Race => return Some((e1, e2, true)),
+                    Verdict::NoRace { certain: false } => uncertain = true,
+                    Verdict::NoRace { certain: true } => {}
+                }
+            }
+        }
+        uncertain.then_some((NONE, NONE, false))
+    }
+
+    /// The per-candidate check of m2.md §2.4, for a pair outside both strict cones.
+    /// Expects `s1`/`f1` to hold `e1`'s strict and full cones.
+    fn check(&mut self, e1: u32, e2: u32, q1: usize, q2: usize, decides: &mut usize) -> Verdict {
+        let m = self.m;
+        m.scone(e2, &mut self.s2);
+        self.f2.copy_from_slice(&self.s2);
+        m.rule4(&mut self.f2, q1, q2);
+        let mut item4 = false;
+        for c in 0..m.k {
+            self.x[c] = self.f1[c].max(self.f2[c]);
+            item4 |= self.x[c] != self.s1[c].max(self.s2[c]);
+        }
+        if self.x[q1] >= m.pos_of(e1) as i32 || self.x[q2] >= m.pos_of(e2) as i32 {
+            // The strict cones passed, so rule 4 put a racing event in X.
+            return Verdict::NoRace { certain: false };
+        }
+        m.open_acqs(&self.x, &mut self.opens);
+        if self.opens.is_empty() {
+            // Lemma 5.1: t|X · e1 · e2 is a witness.
+            #[cfg(debug_assertions)]
+            {
+                let w: Vec<u32> = (0..m.events.len() as u32)
+                    .filter(|&g| {
+                        m.tix[g as usize] != NONE && m.pos_of(g) as i32 <= self.x[m.thread_of(g)]
+                    })
+                    .collect();
+                assert!(
+                    super::decide::replay(m, &w, &self.x, e1, e2),
+                    "m2: Lemma 5.1 witness failed to replay for ({e1},{e2})"
+                );
+            }
+            return Verdict::Race;
+        }
+        let mut locks: Vec<u32> = self
+            .opens
+            .iter()
+            .map(|&a| m.events[a as usize].target)
+            .collect();
+        locks.sort_unstable();
+        if locks.windows(2).any(|w| w[0] == w[1]) {
+            return Verdict::NoRace { certain: !item4 };
+        }
+        if *decides >= DECIDE_BUDGET {
+            return Verdict::NoRace { certain: false };
+        }
+        *decides += 1;
+        self.decides += 1;
+        let opens = std::mem::take(&mut self.opens);
+        let r = self.decider.decide(e1, e2, &self.x, &opens);
+        self.opens = opens;
+        match r {
+            Ok(_witness) => Verdict::Race,
+            Err(Fail::Closure) => Verdict::NoRace { certain: !item4 },
+            Err(Fail::Step6) | Err(Fail::Budget) => Verdict::NoRace { certain: false },
+        }
+    }
+}
