@@ -35,6 +35,18 @@ pub fn sig_of(sym: &Symbols, r: &engine::SigRace) -> String {
     )
 }
 
+/// The test vectors, `tests/vectors/*.std` at the repository's root, sorted.
+pub fn vector_files() -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/vectors exists")
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "std"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// The `# expect DET: ...` lines of a vector file: detector -> signatures.
 pub fn expectations(text: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut m = BTreeMap::new();

@@ -3,18 +3,6 @@
 
 use jrace_analyzer::oracle::predictable_races;
 use jrace_analyzer::testing::expectations;
-use std::path::PathBuf;
-
-fn vector_files() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/vectors exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "std"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// Validates the oracle: it must reproduce every vector's `truth` line exactly.
 #[test]
@@ -38,6 +26,7 @@ fn oracle_matches_every_truth_line() {
 }
 
 use jrace_analyzer::oracle::predictable_pairs;
+use jrace_analyzer::testing::vector_files;
 use jrace_analyzer::testing::{random_trace, run_detector, GenConfig, MemSource};
 
 /// Random traces checked per property: 3000 of the default shape and 2000 longer ones.

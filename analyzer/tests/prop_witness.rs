@@ -5,12 +5,12 @@
 
 use jrace_analyzer::engine::{self, Analysis};
 use jrace_analyzer::oracle::predictable_pairs;
+use jrace_analyzer::testing::vector_files;
 use jrace_analyzer::testing::{random_trace, GenConfig, MemSource};
 use jrace_analyzer::witness::{witness_analysis, Facts, Method, Rule, Witnesser};
 use jrace_analyzer::{make_detector, DETECTORS};
 use jrace_trace::{Kind, Trace};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 /// The detectors this file exercises (those of `DETECTORS` that exist).
 fn detectors() -> Vec<&'static str> {
@@ -27,17 +27,6 @@ fn analyze(trace: &Trace) -> Analysis {
         .map(|n| make_detector(n).unwrap())
         .collect();
     engine::run(&mut MemSource::new(trace), ds, &mut |_| {}).expect("in-memory trace")
-}
-
-fn vector_files() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/vectors exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "std"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// Every pair every detector reported, as (detector, first, second).

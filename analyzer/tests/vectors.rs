@@ -1,20 +1,9 @@
 //! Every test vector in `tests/vectors/` (from the notes in shared/papers/notes) against
 //! the `# expect DET:` lines it carries, for every detector that exists.
 
+use jrace_analyzer::testing::vector_files;
 use jrace_analyzer::testing::{expectations, run_detector};
 use jrace_analyzer::{make_detector, DETECTORS};
-use std::path::PathBuf;
-
-fn vector_files() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/vectors exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "std"))
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn every_vector_matches_its_expectations() {
