@@ -312,6 +312,12 @@ fn stats(path: &Path) -> Result<ExitCode> {
         if src.has_branches() { "yes" } else { "no" }
     );
     if path.is_dir() {
+        // What the recorder noted about the run (branches recorded, cut at a size limit,
+        // classes left uninstrumented, ...).
+        let reader = jrace_trace::binlog::TraceReader::open(path)?;
+        for (k, v) in reader.meta() {
+            let _ = writeln!(s, "recorder: {k} = {v}");
+        }
         let bytes = dir_size(path);
         let per = if counts.events > 0 {
             bytes as f64 / counts.events as f64

@@ -389,3 +389,25 @@ fn demo_prints_a_report() {
     assert!(s.contains("Data race #1"), "{s}");
     assert!(s.contains("Bank.transfers"));
 }
+
+#[test]
+fn stats_of_a_trace_directory_shows_recorder_facts_and_size() {
+    let dir = tmp("stats.trace");
+    let _ = std::fs::remove_dir_all(&dir);
+    let bank = root().join("examples/bank.std");
+    let out = jrace(&[
+        "convert",
+        bank.to_str().unwrap(),
+        "--to",
+        "bin",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = jrace(&["stats", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("events:     47"), "{s}");
+    assert!(s.contains("recorder: branches = 1"), "{s}");
+    assert!(s.contains("bytes/event"), "{s}");
+}
