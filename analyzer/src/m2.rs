@@ -46,6 +46,9 @@
 //! see static names), so on agent traces `unknown` may count a location pair that another
 //! object's instance of the same field reported.
 
+// Chain-indexed loops over several parallel arrays read best with an index.
+#![allow(clippy::needless_range_loop)]
+
 mod decide;
 mod model;
 mod search;
