@@ -16,9 +16,15 @@ fn every_vector_matches_its_expectations() {
         let trace = jrace_trace::std_format::parse_str(&text, &f.display().to_string())
             .unwrap_or_else(|e| panic!("{e}"));
         for (det, want) in expectations(&text) {
-            if !DETECTORS.contains(&det.as_str()) || make_detector(&det).is_none() {
+            // Expectations for detectors not built yet (mcm, said, rdit, truth) wait; a
+            // registered detector that cannot be made is a registry bug, not a skip.
+            if !DETECTORS.contains(&det.as_str()) {
                 continue;
             }
+            assert!(
+                make_detector(&det).is_some(),
+                "{det} is in DETECTORS but make_detector fails"
+            );
             checked += 1;
             let got = run_detector(&trace, &det);
             if got != want {
