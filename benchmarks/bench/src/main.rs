@@ -256,16 +256,25 @@ fn measure(args: &[String]) -> Result<()> {
     let detectors_only = std::env::var_os("JRACE_BENCH_DETECTORS_ONLY").is_some();
     let mut n = 0u64;
     if !detectors_only {
-        let t0 = Instant::now();
-        let mut src = jrace_trace::open(std_path)?;
-        while src.next_event()?.is_some() {
-            n += 1;
+        // Best of three (one run if it takes over 5 s), as for the detectors below.
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let t0 = Instant::now();
+            let mut src = jrace_trace::open(std_path)?;
+            n = 0;
+            while src.next_event()?.is_some() {
+                n += 1;
+            }
+            let s = t0.elapsed().as_secs_f64();
+            best = best.min(s);
+            if s > 5.0 {
+                break;
+            }
         }
-        let s = t0.elapsed().as_secs_f64();
         let bytes = std::fs::metadata(std_path)?.len();
         println!(
-            "| parse .std | {n} | {s:.2} | {} lines | {:.0} MB text |",
-            rate(n, s),
+            "| parse .std | {n} | {best:.2} | {} lines | {:.0} MB text |",
+            rate(n, best),
             bytes as f64 / 1e6
         );
     }
