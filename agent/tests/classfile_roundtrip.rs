@@ -109,3 +109,45 @@ fn corrupted_classes_give_errors_not_panics() {
     println!("fuzz: {ok} corrupted classes still parsed, {err} rejected with an error");
     assert!(err > 0);
 }
+
+/// Decoding every method's bytecode and encoding it again at the same offsets gives the same
+/// bytes (switch padding is written as zeros, as javac does).
+#[test]
+fn jdk_bytecode_decodes_and_reencodes() {
+    let dir = match common::jdk_classes() {
+        Ok(d) => d,
+        Err(why) => {
+            println!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let (mut methods, mut failures) = (0usize, Vec::new());
+    for f in common::class_files(&dir) {
+        let bytes = std::fs::read(&f).unwrap();
+        let c = ClassFile::parse(&bytes).unwrap();
+        for m in &c.methods {
+            let Some(code) = m.code() else { continue };
+            methods += 1;
+            let r = jrace_agent::classfile::insn::decode(&code.code)
+                .and_then(|v| jrace_agent::classfile::insn::encode_all(&v));
+            match r {
+                Ok(b) if b == code.code => {}
+                Ok(_) => failures.push(format!(
+                    "{} {}: re-encoding differs",
+                    f.display(),
+                    c.method_name(m)
+                )),
+                Err(e) => failures.push(format!("{} {}: {e}", f.display(), c.method_name(m))),
+            }
+        }
+    }
+    println!(
+        "{methods} methods decoded and re-encoded, {} failures",
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures[..failures.len().min(20)].join("\n")
+    );
+}

@@ -2,6 +2,8 @@
 pub mod attributes;
 pub mod class;
 pub mod constpool;
+pub mod edit;
+pub mod insn;
 mod reader;
 
 pub use attributes::{
