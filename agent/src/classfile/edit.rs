@@ -31,6 +31,9 @@ pub struct CodeEditor {
 
 const NONE: u32 = u32::MAX;
 
+/// A stack map frame with absolute contents: (original offset, locals, stack).
+type AbsFrame = (u32, Vec<VType>, Vec<VType>);
+
 /// What [`CodeEditor::apply`] did, for statistics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ApplyStats {
@@ -246,6 +249,7 @@ impl CodeEditor {
         r
     }
 
+    #[allow(clippy::needless_range_loop)] // instruction indices address parallel vectors
     fn apply_inner(&self, class: &mut ClassFile, method_index: usize) -> Result<ApplyStats> {
         let method = class.methods.get(method_index).ok_or_else(|| {
             Error::new(0, format!("a method index below {}", class.methods.len()))
@@ -324,7 +328,7 @@ impl CodeEditor {
         }
         stats.new_len = new_len;
         stats.widened = wide.iter().filter(|w| **w).count() as u32;
-        stats.trampolines = tramp.iter().filter(|t| t.is_some()).count() as u32;
+        stats.trampolines = tramp.iter().flatten().count() as u32;
 
         // 2. Encode.
         let target = |t: u32| -> Result<u32> { Ok(layout.start[self.idx(t, "jump target")?]) };
@@ -491,7 +495,7 @@ impl CodeEditor {
             }
             let pos = l.end[k] as i64 + Self::seq_len(&self.after[k]) as i64;
             let d = (pos - l.at[i] as i64).abs();
-            if best.map_or(true, |(bd, _)| d < bd) {
+            if best.is_none_or(|(bd, _)| d < bd) {
                 best = Some((d, k));
             }
         }
@@ -524,7 +528,7 @@ impl CodeEditor {
         &self,
         frames: &[Frame],
         l: &Layout,
-        abs: Option<&Vec<(u32, Vec<VType>, Vec<VType>)>>,
+        abs: Option<&Vec<AbsFrame>>,
         tramp: &[Option<usize>],
     ) -> Result<Vec<Frame>> {
         let mv = |v: &[VType]| {
@@ -612,11 +616,7 @@ impl CodeEditor {
     /// The StackMapTable as absolute frames (original offset, locals, stack), starting from
     /// the implicit frame of the method descriptor. May add Class constants for parameter
     /// types.
-    fn absolute_frames(
-        &self,
-        class: &mut ClassFile,
-        mi: usize,
-    ) -> Result<Vec<(u32, Vec<VType>, Vec<VType>)>> {
+    fn absolute_frames(&self, class: &mut ClassFile, mi: usize) -> Result<Vec<AbsFrame>> {
         let m = &class.methods[mi];
         let name = class.method_name(m);
         let desc = class.method_descriptor(m);

@@ -323,7 +323,7 @@ impl Insn {
                     return bad("a tableswitch with 1 or more targets and high ≤ 2^31-1");
                 }
                 out.push(self.op);
-                out.extend(std::iter::repeat(0).take(pad(at) as usize));
+                out.extend(std::iter::repeat_n(0, pad(at) as usize));
                 out.extend_from_slice(&(rel(*default) as i32).to_be_bytes());
                 out.extend_from_slice(&low.to_be_bytes());
                 let high = (*low as i64 + targets.len() as i64 - 1) as i32;
@@ -334,7 +334,7 @@ impl Insn {
             }
             (Arg::LookupSwitch { default, pairs }, Shape::LookupSwitch) => {
                 out.push(self.op);
-                out.extend(std::iter::repeat(0).take(pad(at) as usize));
+                out.extend(std::iter::repeat_n(0, pad(at) as usize));
                 out.extend_from_slice(&(rel(*default) as i32).to_be_bytes());
                 out.extend_from_slice(&(pairs.len() as i32).to_be_bytes());
                 for (k, t) in pairs {
