@@ -5,6 +5,13 @@
 //! buffer it themselves. Races are reported per dynamic variable as a pair of event
 //! indices; the [`RaceSink`] keeps one representative pair per (variable, location pair),
 //! and the report later folds variables into race signatures (DESIGN §5).
+//!
+//! A detector that builds a schedule for a race (m2) hands it over with
+//! [`RaceSink::report_with_schedule`]; the sink keeps it only while the pair is the
+//! representative of its (variable, location pair). Schedules are never trusted: the
+//! witness step ([`crate::witness`]) validates them like any other candidate. Detectors
+//! that never call it (hb, shb, wcp, ...) pay nothing: [`RaceSink::report`] does not
+//! look at schedules.
 
 use jrace_trace::{Event, LocId, VarId};
 use rustc_hash::FxHashMap as HashMap;
@@ -29,11 +36,34 @@ type Representative = (u64, u64, LocId, LocId);
 #[derive(Debug, Default)]
 pub struct RaceSink {
     found: HashMap<PairKey, Representative>,
+    /// Detector-built schedules, tagged with the (first, second) pair they were built
+    /// for; one whose pair is no longer the representative is stale and ignored.
+    schedules: HashMap<PairKey, (u64, u64, Vec<u64>)>,
+    /// Set when nobody will look at schedules: detectors may skip building them.
+    no_schedules: bool,
 }
+
+/// A detector-built schedule for a reported pair: 0-based event indices in schedule
+/// order, ending with the racing pair (either order). Unvalidated.
+pub type Schedule = Vec<u64>;
 
 impl RaceSink {
     pub fn new() -> RaceSink {
         RaceSink::default()
+    }
+
+    /// A sink that drops schedules ([`RaceSink::wants_schedules`] is false).
+    pub fn without_schedules() -> RaceSink {
+        RaceSink {
+            no_schedules: true,
+            ..RaceSink::default()
+        }
+    }
+
+    /// Whether schedules passed to [`RaceSink::report_with_schedule`] are kept. Detectors
+    /// whose schedules cost more than the race check itself build them only when true.
+    pub fn wants_schedules(&self) -> bool {
+        !self.no_schedules
     }
 
     /// Reports that the access at `a` (location `a_loc`) and the access at `b` (`b_loc`)
@@ -54,6 +84,34 @@ impl RaceSink {
                 }
             })
             .or_insert(v);
+    }
+
+    /// Like [`RaceSink::report`], with a schedule the detector built for this pair: event
+    /// indices (0-based) in schedule order, ending with `a` and `b` (either order), meant
+    /// to be a witness (DESIGN §5). Kept while this pair is the representative of its
+    /// (variable, location pair); the witness step validates it before using it.
+    pub fn report_with_schedule(
+        &mut self,
+        var: VarId,
+        a: u64,
+        a_loc: LocId,
+        b: u64,
+        b_loc: LocId,
+        schedule: Schedule,
+    ) {
+        self.report(var, a, a_loc, b, b_loc);
+        if self.no_schedules {
+            return;
+        }
+        let key = (var, a_loc.min(b_loc), a_loc.max(b_loc));
+        let (first, second) = (a.min(b), a.max(b));
+        if self
+            .found
+            .get(&key)
+            .is_some_and(|p| (p.0, p.1) == (first, second))
+        {
+            self.schedules.insert(key, (first, second, schedule));
+        }
     }
 
     /// True if a race on `var` between these two locations was already reported.
@@ -89,6 +147,35 @@ impl RaceSink {
     }
 }
 
+impl RaceSink {
+    /// The schedules attached to current representatives, by (first, second).
+    pub fn schedules(&self) -> HashMap<(u64, u64), Schedule> {
+        self.schedules
+            .iter()
+            .filter(|(key, (first, second, _))| {
+                self.found
+                    .get(key)
+                    .is_some_and(|p| (p.0, p.1) == (*first, *second))
+            })
+            .map(|(_, (first, second, s))| ((*first, *second), s.clone()))
+            .collect()
+    }
+
+    /// Like [`RaceSink::schedules`], moving them out of the sink.
+    pub fn take_schedules(&mut self) -> HashMap<(u64, u64), Schedule> {
+        let found = &self.found;
+        std::mem::take(&mut self.schedules)
+            .into_iter()
+            .filter(|(key, (first, second, _))| {
+                found
+                    .get(key)
+                    .is_some_and(|p| (p.0, p.1) == (*first, *second))
+            })
+            .map(|(_, (first, second, s))| ((first, second), s))
+            .collect()
+    }
+}
+
 /// What a detector says beyond its races.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -115,4 +202,33 @@ pub trait Detector {
     }
     /// Called once after the last event.
     fn finish(&mut self, races: &mut RaceSink) -> Outcome;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A schedule is kept only while its pair is the representative.
+    #[test]
+    fn schedules_follow_the_representative() {
+        let mut s = RaceSink::new();
+        s.report_with_schedule(0, 5, 1, 9, 2, vec![5, 9]);
+        assert_eq!(s.schedules().get(&(5, 9)), Some(&vec![5, 9]));
+        // A later pair of the same (variable, location pair) is not kept.
+        s.report_with_schedule(0, 6, 1, 10, 2, vec![6, 10]);
+        assert_eq!(s.schedules().len(), 1);
+        // An earlier plain report takes over: the schedule is stale.
+        s.report(0, 3, 1, 8, 2);
+        assert!(s.schedules().is_empty());
+        // An earlier pair with a schedule takes over again (arguments in either order).
+        s.report_with_schedule(0, 7, 2, 2, 1, vec![2, 7]);
+        let mut taken = s.take_schedules();
+        assert_eq!(taken.remove(&(2, 7)), Some(vec![2, 7]));
+        assert!(taken.is_empty());
+        let mut n = RaceSink::without_schedules();
+        assert!(!n.wants_schedules());
+        n.report_with_schedule(0, 5, 1, 9, 2, vec![5, 9]);
+        assert_eq!(n.len(), 1);
+        assert!(n.schedules().is_empty());
+    }
 }

@@ -4,7 +4,7 @@
 //! earliest first event) as the representative shown in reports, and race ids follow
 //! that order.
 
-use crate::detector::{Detector, Outcome, RacePair, RaceSink};
+use crate::detector::{Detector, Outcome, RacePair, RaceSink, Schedule};
 use jrace_trace::{Event, EventSource, LocId, Symbols, TraceError};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -14,6 +14,10 @@ use std::time::Instant;
 pub struct DetectorRun {
     pub name: &'static str,
     pub pairs: Vec<RacePair>,
+    /// Schedules the detector built for some of its pairs, by (first, second)
+    /// ([`RaceSink::report_with_schedule`]); unvalidated, tried first by
+    /// [`crate::witness::witness_analysis`]. Empty for detectors that build none.
+    pub schedules: rustc_hash::FxHashMap<(u64, u64), Schedule>,
     pub outcome: Outcome,
     pub seconds: f64,
 }
@@ -47,13 +51,35 @@ pub const PROGRESS_EVERY: u64 = 1 << 20;
 ///
 /// Per-detector time is measured around that detector's own calls, so the figure for
 /// one detector does not include parsing or the other detectors.
+///
+/// Detector-built schedules are kept ([`DetectorRun::schedules`]); see
+/// [`run_with_schedules`] to drop them.
 pub fn run(
+    src: &mut dyn EventSource,
+    detectors: Vec<Box<dyn Detector>>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Analysis, TraceError> {
+    run_with_schedules(src, detectors, progress, true)
+}
+
+/// [`run`], keeping detector-built schedules only when `schedules` is true (without
+/// them, detectors such as m2 skip building schedules for Lemma 5.1 races).
+pub fn run_with_schedules(
     src: &mut dyn EventSource,
     mut detectors: Vec<Box<dyn Detector>>,
     progress: &mut dyn FnMut(u64),
+    schedules: bool,
 ) -> Result<Analysis, TraceError> {
     let n = detectors.len();
-    let mut sinks: Vec<RaceSink> = (0..n).map(|_| RaceSink::new()).collect();
+    let mut sinks: Vec<RaceSink> = (0..n)
+        .map(|_| {
+            if schedules {
+                RaceSink::new()
+            } else {
+                RaceSink::without_schedules()
+            }
+        })
+        .collect();
     let mut nanos = vec![0u128; n];
     let mut idx: u64 = 0;
     // Batch events so the per-detector timer is read once per batch, not per event.
@@ -88,6 +114,7 @@ pub fn run(
         runs.push(DetectorRun {
             name: d.name(),
             pairs: sinks[i].pairs(),
+            schedules: sinks[i].take_schedules(),
             outcome,
             seconds: nanos[i] as f64 / 1e9,
         });

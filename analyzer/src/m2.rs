@@ -18,7 +18,11 @@
 //!
 //! **Promises.**
 //! - *Sound for every report*: each reported pair has a witness schedule (Lemma 5.1's
-//!   `t|X`, or a replayed max-min linearization) (§0.3, §2.5.6).
+//!   `t|X`, or a replayed max-min linearization) (§0.3, §2.5.6). The schedule, expanded
+//!   to trace events (`m2/schedule.rs`), is attached to the report
+//!   ([`RaceSink::report_with_schedule`]), where `--witness` validates and shows it; m2
+//!   is in [`crate::witness::MUST_WITNESS`]. Lemma 5.1 schedules are only built when the
+//!   sink wants them ([`RaceSink::wants_schedules`]) or in debug builds.
 //! - *Complete for two threads* (Thm 4.1, §3.1): with two threads rule 4 never fires and
 //!   step 6 inserts nothing, so every predictable race is reported — unless a budget is
 //!   hit, which is then counted in `unknown`.
@@ -51,6 +55,7 @@
 
 mod decide;
 mod model;
+mod schedule;
 mod search;
 
 use crate::detector::{Detector, Outcome, RaceSink};

@@ -24,6 +24,10 @@
 //! **Construction** ([`Witnesser`]), for any reported pair, tries in order and keeps the
 //! first schedule the validator accepts:
 //!
+//! 0. *Detector-built*: a schedule the detector attached to the pair
+//!    ([`crate::RaceSink::report_with_schedule`], [`crate::engine::DetectorRun::schedules`]);
+//!    m2 attaches the witness behind each of its reports. It goes through the same
+//!    validator: a wrong one is discarded, never shown.
 //! 1. *SHB closure*: the events that happen (SHB: hb plus reads-from) before either
 //!    access, not counting the racing reads' own reads-from edges, in trace order,
 //!    then the two accesses. This is the witness behind SHB's soundness theorem and
@@ -40,7 +44,8 @@
 //!    and caught up just before the race.
 //!
 //! Nothing guarantees that a race found by hb, wcp, cp or lockset has a witness (and
-//! lockset's often have none); shb's always do, which [`witness_analysis`] checks.
+//! lockset's often have none); shb's always do (SHB closure), and m2's always do (its own
+//! schedule), which [`witness_analysis`] checks.
 
 use crate::engine::{Analysis, SigKey};
 use crate::hb::HbClocks;
@@ -53,10 +58,11 @@ use std::fmt;
 
 const NONE: u32 = u32::MAX;
 
-/// Detectors whose every race must carry a validated witness (DESIGN §5). The other
-/// sound-for-all-races detectors (m2, mcm, said, rdit) join this list once their
-/// witnesses are built here.
-pub const MUST_WITNESS: &[&str] = &["shb"];
+/// Detectors whose every race must carry a validated witness (DESIGN §5): shb's come
+/// from the SHB closure, m2's from the schedules it attaches. The other
+/// sound-for-all-races detectors (mcm, said, rdit) join this list once they attach
+/// schedules or their witnesses are built here.
+pub const MUST_WITNESS: &[&str] = &["shb", "m2"];
 
 /// Which validation rule a schedule breaks (witness.md §5.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -557,6 +563,8 @@ pub fn validate(trace: &Trace, schedule: &[usize]) -> Result<(), WitnessError> {
 /// How a witness was built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
+    /// A schedule the detector built and attached to the pair.
+    Detector,
     /// The SHB closure of the two accesses.
     ShbClosure,
     /// Greedy prefix extension with the first access's thread frozen at the access.
@@ -568,6 +576,7 @@ pub enum Method {
 impl Method {
     pub fn name(self) -> &'static str {
         match self {
+            Method::Detector => "detector",
             Method::ShbClosure => "shb-closure",
             Method::Greedy => "greedy",
             Method::GreedyRetreat => "greedy-retreat",
@@ -692,7 +701,30 @@ impl<'a> Witnesser<'a> {
         out
     }
 
-    /// A validated witness for the race `(a, b)`, or `None`.
+    /// `schedule`, a detector-built candidate for the race `(a, b)`, as a witness if the
+    /// validator accepts it.
+    pub fn check_provided(&self, a: usize, b: usize, schedule: &[u64]) -> Option<Witness> {
+        let s: Vec<usize> = schedule
+            .iter()
+            .map(|&i| usize::try_from(i).unwrap_or(usize::MAX))
+            .collect();
+        self.facts.validate_race(a, b, &s).ok()?;
+        Some(Witness {
+            schedule: s,
+            method: Method::Detector,
+        })
+    }
+
+    /// A validated witness for the race `(a, b)`: the first of `provided` (detector-built
+    /// schedules) the validator accepts, else [`Witnesser::witness`].
+    pub fn witness_or_provided(&self, a: usize, b: usize, provided: &[&[u64]]) -> Option<Witness> {
+        provided
+            .iter()
+            .find_map(|s| self.check_provided(a, b, s))
+            .or_else(|| self.witness(a, b))
+    }
+
+    /// A validated witness for the race `(a, b)` from the constructions, or `None`.
     pub fn witness(&self, a: usize, b: usize) -> Option<Witness> {
         let (a, b) = (a.min(b), a.max(b));
         let n = self.facts.trace.events.len();
@@ -807,6 +839,9 @@ pub struct RaceWitnesses {
 
 /// Builds a witness for every race of `analysis` (whose events are `trace`'s).
 ///
+/// For each pair, the schedules detectors attached to it
+/// ([`crate::engine::DetectorRun::schedules`],
+/// validated like the rest) are tried before the constructions.
 /// A race signature may have several event pairs (one per detector and per dynamic
 /// variable). The representative pair is tried first; when it has no witness but another
 /// pair of the same signature has one, that pair becomes the race's representative, so
@@ -844,11 +879,20 @@ pub fn witness_analysis(trace: &Trace, analysis: &mut Analysis) -> RaceWitnesses
             .flatten()
             .map(|p| (p.first as usize, p.second as usize)),
     );
+    let mut provided: HashMap<(u64, u64), Vec<&[u64]>> = HashMap::new();
+    for run in &analysis.runs {
+        for (&pair, s) in &run.schedules {
+            provided.entry(pair).or_default().push(s);
+        }
+    }
     let mut out = RaceWitnesses::default();
     for (r, cands) in analysis.races.iter_mut().zip(&candidates) {
         let mut found = None;
         for p in cands {
-            if let Some(wit) = w.witness(p.first as usize, p.second as usize) {
+            let given = provided
+                .get(&(p.first, p.second))
+                .map_or(&[][..], Vec::as_slice);
+            if let Some(wit) = w.witness_or_provided(p.first as usize, p.second as usize, given) {
                 r.pair = *p;
                 found = Some(wit);
                 break;

@@ -130,3 +130,41 @@ fn m2_is_exact_on_two_threads() {
         "only {beyond_shb} two-thread traces where the truth exceeds shb: weak test"
     );
 }
+
+/// (4) Every pair m2 reports carries its witness schedule ([`engine::DetectorRun::schedules`]),
+/// which the witness validator accepts; without schedules (`run_with_schedules(.., false)`)
+/// m2 reports the same pairs and attaches none.
+#[test]
+fn m2_schedules_are_witnesses() {
+    if det() != "m2" {
+        return;
+    }
+    let mut pairs = 0usize;
+    for (seed, cfg) in three_thread_cases().chain(two_thread_cases()) {
+        let (text, trace) = random_trace(seed, &cfg);
+        let run = |schedules: bool| {
+            let d = jrace_analyzer::make_detector("m2").unwrap();
+            engine::run_with_schedules(&mut MemSource::new(&trace), vec![d], &mut |_| {}, schedules)
+                .unwrap()
+                .runs
+                .remove(0)
+        };
+        let with = run(true);
+        let without = run(false);
+        assert_eq!(with.pairs, without.pairs, "seed {seed}\n{text}");
+        assert!(without.schedules.is_empty(), "seed {seed}\n{text}");
+        let facts = jrace_analyzer::witness::Facts::new(&trace);
+        for p in &with.pairs {
+            let s = with
+                .schedules
+                .get(&(p.first, p.second))
+                .unwrap_or_else(|| panic!("seed {seed}: no schedule for {p:?}\n{text}"));
+            let s: Vec<usize> = s.iter().map(|&i| i as usize).collect();
+            if let Err(e) = facts.validate_race(p.first as usize, p.second as usize, &s) {
+                panic!("seed {seed}: {p:?}: schedule {s:?}: {e}\n{text}");
+            }
+            pairs += 1;
+        }
+    }
+    assert!(pairs > 1000, "weak test: only {pairs} m2 pairs");
+}

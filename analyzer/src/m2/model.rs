@@ -53,6 +53,8 @@ pub(super) struct Model<'a> {
     pub events: &'a [Event],
     /// Number of (dense) threads.
     pub k: usize,
+    /// Per thread id: its dense thread plus one (0 for ids never seen).
+    pub dense: Vec<u32>,
     /// Per global event: dense thread, or `NONE` for non-model events.
     pub tix: Vec<u32>,
     /// Per global event: position in its thread's chain (model events only).
@@ -242,6 +244,7 @@ impl<'a> Model<'a> {
         let mut m = Model {
             events,
             k,
+            dense,
             tix,
             pos,
             chain,

@@ -10,6 +10,7 @@
 
 use super::decide::{Decider, Fail};
 use super::model::{Model, NONE};
+use super::schedule::{trace_order, Expander};
 use crate::detector::RaceSink;
 use jrace_trace::Kind;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -20,8 +21,20 @@ const CHECK_BUDGET: usize = 4096;
 const DECIDE_BUDGET: usize = 16;
 
 pub(super) enum Verdict {
-    Race,
-    NoRace { certain: bool },
+    /// A race, with its witness: a schedule of `X`'s model events (`None` when the sink
+    /// does not want schedules and building it would cost extra).
+    Race(Option<Vec<u32>>),
+    NoRace {
+        certain: bool,
+    },
+}
+
+/// What a group pair found.
+enum Found {
+    /// A race `(e1, e2)` and its witness over `X`'s model events, if built.
+    Race(u32, u32, Option<Vec<u32>>),
+    /// No race, and some rejection was uncertain.
+    Uncertain,
 }
 
 /// What the search found beyond the reported races.
@@ -69,7 +82,9 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
         x: vec![0; m.k],
         opens: Vec::new(),
         decides: 0,
+        schedules: sink.wants_schedules(),
     };
+    let mut expander: Option<Expander> = None;
     let mut uncertain: HashSet<(u32, u32, u32)> = HashSet::default();
     let mut start = 0;
     while start < keys.len() {
@@ -92,11 +107,20 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
                     continue;
                 }
                 match s.group_pair(&groups[&ka], &groups[&kb]) {
-                    Some((e1, e2, true)) => {
+                    Some(Found::Race(e1, e2, w)) => {
                         let (ev1, ev2) = (&m.events[e1 as usize], &m.events[e2 as usize]);
-                        sink.report(var, e1 as u64, ev1.loc, e2 as u64, ev2.loc);
+                        match w {
+                            Some(w) if s.schedules => {
+                                let ex = expander.get_or_insert_with(|| Expander::new(m));
+                                let sched = ex.expand(m, &w, e1, e2);
+                                sink.report_with_schedule(
+                                    var, e1 as u64, ev1.loc, e2 as u64, ev2.loc, sched,
+                                );
+                            }
+                            _ => sink.report(var, e1 as u64, ev1.loc, e2 as u64, ev2.loc),
+                        }
                     }
-                    Some((_, _, false)) => {
+                    Some(Found::Uncertain) => {
                         uncertain.insert((var, ka.loc.min(kb.loc), ka.loc.max(kb.loc)));
                     }
                     None => {}
@@ -129,13 +153,14 @@ struct Search<'m, 'a> {
     x: Vec<i32>,
     opens: Vec<u32>,
     decides: u64,
+    /// Whether the sink keeps schedules (else Lemma 5.1 witnesses are not built).
+    schedules: bool,
 }
 
 impl Search<'_, '_> {
-    /// Looks for a race between the accesses of two groups. `Some((e1, e2, true))`: a
-    /// race; `Some((_, _, false))`: some rejection was uncertain; `None`: every candidate
-    /// was rejected with certainty.
-    fn group_pair(&mut self, g1: &[u32], g2: &[u32]) -> Option<(u32, u32, bool)> {
+    /// Looks for a race between the accesses of two groups. `None`: every candidate was
+    /// rejected with certainty.
+    fn group_pair(&mut self, g1: &[u32], g2: &[u32]) -> Option<Found> {
         let m = self.m;
         let q1 = m.thread_of(g1[0]);
         let q2 = m.thread_of(g2[0]);
@@ -168,17 +193,17 @@ impl Search<'_, '_> {
             m.rule4(&mut self.f1, q1, q2);
             for &e2 in &g2[lo..hi] {
                 if checks >= CHECK_BUDGET {
-                    return Some((e1, e2, false));
+                    return Some(Found::Uncertain);
                 }
                 checks += 1;
                 match self.check(e1, e2, q1, q2, &mut decides) {
-                    Verdict::Race => return Some((e1, e2, true)),
+                    Verdict::Race(w) => return Some(Found::Race(e1, e2, w)),
                     Verdict::NoRace { certain: false } => uncertain = true,
                     Verdict::NoRace { certain: true } => {}
                 }
             }
         }
-        uncertain.then_some((NONE, NONE, false))
+        uncertain.then_some(Found::Uncertain)
     }
 
     /// The per-candidate check of m2.md §2.4, for a pair outside both strict cones.
@@ -200,19 +225,15 @@ impl Search<'_, '_> {
         m.open_acqs(&self.x, &mut self.opens);
         if self.opens.is_empty() {
             // Lemma 5.1: t|X · e1 · e2 is a witness.
-            #[cfg(debug_assertions)]
-            {
-                let w: Vec<u32> = (0..m.events.len() as u32)
-                    .filter(|&g| {
-                        m.tix[g as usize] != NONE && m.pos_of(g) as i32 <= self.x[m.thread_of(g)]
-                    })
-                    .collect();
-                assert!(
-                    super::decide::replay(m, &w, &self.x, e1, e2),
-                    "m2: Lemma 5.1 witness failed to replay for ({e1},{e2})"
-                );
+            if !self.schedules && !cfg!(debug_assertions) {
+                return Verdict::Race(None);
             }
-            return Verdict::Race;
+            let w = trace_order(m, &self.x);
+            debug_assert!(
+                super::decide::replay(m, &w, &self.x, e1, e2),
+                "m2: Lemma 5.1 witness failed to replay for ({e1},{e2})"
+            );
+            return Verdict::Race(Some(w));
         }
         let mut locks: Vec<u32> = self
             .opens
@@ -232,7 +253,7 @@ impl Search<'_, '_> {
         let r = self.decider.decide(e1, e2, &self.x, &opens);
         self.opens = opens;
         match r {
-            Ok(_witness) => Verdict::Race,
+            Ok(witness) => Verdict::Race(Some(witness)),
             Err(Fail::Closure) => Verdict::NoRace { certain: !item4 },
             Err(Fail::Step6) | Err(Fail::Budget) => Verdict::NoRace { certain: false },
         }
