@@ -204,12 +204,14 @@ fn analyze_source(
         }
     };
     let pb = progress_bar("analyzing");
-    let mut analysis = engine::run(src, detectors, &mut |n| {
+    // Detector-built schedules (m2's) are kept only when witnesses are asked for.
+    let progress = &mut |n| {
         if let Some(pb) = &pb {
             pb.set_position(n);
         }
-    })
-    .with_context(|| format!("cannot analyze {}", path.display()))?;
+    };
+    let mut analysis = engine::run_with_schedules(src, detectors, progress, witness)
+        .with_context(|| format!("cannot analyze {}", path.display()))?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
