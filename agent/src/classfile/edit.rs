@@ -485,8 +485,11 @@ impl CodeEditor {
             }
             let covered = code.exception_table.iter().any(|e| {
                 let (s, t) = (
-                    self.idx_of[e.start_pc as usize],
-                    self.idx_of[e.end_pc as usize],
+                    self.idx_of
+                        .get(e.start_pc as usize)
+                        .copied()
+                        .unwrap_or(NONE),
+                    self.idx_of.get(e.end_pc as usize).copied().unwrap_or(NONE),
                 );
                 (s as usize) <= k && k + 1 < t as usize
             });
