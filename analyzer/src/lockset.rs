@@ -214,10 +214,12 @@ impl LocksetDetector {
                 if a.loc == e.loc && a.write == write && a.lockset == lockset {
                     slot = Some(i);
                 }
-            } else if check && (a.write || write) && a.epoch > clock.get(a.thread) {
-                if disjoint(a.lockset.locks(&self.sets), mine) {
-                    races.report(e.target, a.idx, a.loc, idx, e.loc);
-                }
+            } else if check
+                && (a.write || write)
+                && a.epoch > clock.get(a.thread)
+                && disjoint(a.lockset.locks(&self.sets), mine)
+            {
+                races.report(e.target, a.idx, a.loc, idx, e.loc);
             }
         }
         let entry = Access {
