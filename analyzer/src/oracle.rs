@@ -2,6 +2,11 @@
 //! exhaustive search over its correct reorderings (m2.md §1.2, the "truth" of the test
 //! vectors). Only for tests: it is exponential, meant for traces of up to ~20 events.
 //!
+//! It derives its facts about the trace (observed writers, fork and wake matching) on
+//! its own, although [`crate::witness`] and m2's model compute the same facts: the
+//! property tests check witnesses and m2 against this oracle, and a bug in code they
+//! shared would pass unnoticed.
+//!
 //! A *correct reordering* is a sequence that
 //!
 //! - contains a prefix, in program order, of each thread;
