@@ -4,61 +4,17 @@
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use common::{jrace, root};
+use jrace_analyzer::testing::{expectations, sig_string as sig, vector_files as vectors};
 
 const ALL: &str = "hb,shb,wcp,cp,lockset";
-
-fn jrace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jrace"))
-        .args(args)
-        .output()
-        .expect("jrace runs")
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn vectors() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/vectors"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "std"))
-        .collect();
-    v.sort();
-    v
-}
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("jrace-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
-}
-
-fn sig(var: &str, a: &str, b: &str) -> String {
-    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-    format!("{var}:({lo},{hi})")
-}
-
-fn expectations(text: &str) -> BTreeMap<String, BTreeSet<String>> {
-    let mut m = BTreeMap::new();
-    for line in text.lines() {
-        let Some(rest) = line.trim().strip_prefix("# expect ") else {
-            continue;
-        };
-        let (det, sigs) = rest.split_once(':').unwrap();
-        let set = sigs
-            .split_whitespace()
-            .filter(|s| *s != "-")
-            .map(|s| {
-                let (var, r) = s.split_once(":(").unwrap();
-                let (a, b) = r.strip_suffix(')').unwrap().split_once(',').unwrap();
-                sig(var, a, b)
-            })
-            .collect();
-        m.insert(det.trim().to_owned(), set);
-    }
-    m
 }
 
 fn analyze_json(path: &Path, dets: &str) -> Value {

@@ -5,19 +5,9 @@
 
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn jrace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jrace"))
-        .args(args)
-        .output()
-        .expect("jrace runs")
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{jrace, root};
 
 /// One `.std` event line, parsed just enough for the check.
 #[derive(Debug, Clone)]
