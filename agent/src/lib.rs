@@ -1,5 +1,10 @@
-//! The JVMTI agent (libjrace_agent.so). It records Java programs into trace directories;
-//! until the recorder issue lands it is only this placeholder, so the workspace layout of
-//! DESIGN.md §1 is in place.
+//! The JVMTI agent (libjrace_agent.so) that will record Java programs into trace
+//! directories (issue 3).
+//!
+//! So far it holds the layer the recorder stands on: [`classfile`] reads and writes class
+//! files byte-identically and inserts code around instructions with every offset
+//! remapped, so that classes can be instrumented in ClassFileLoadHook. The JVMTI side
+//! (loading, the hook, the runtime class and its natives, the per-thread logs) is not
+//! written yet.
 
 pub mod classfile;
