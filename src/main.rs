@@ -7,7 +7,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use jrace_analyzer::testing::MemSource;
-use jrace_analyzer::{engine, report, witness};
+use jrace_analyzer::{engine, report, witness, witness_view};
 use jrace_trace::{EventSource, Kind};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -55,6 +55,34 @@ enum Command {
     },
     /// Analyze a bundled racy example and print its report.
     Demo,
+    /// Show the witness schedule of one race: per-thread columns, locks held, the prefix
+    /// run as recorded elided, where the schedule departs from the recording, the race.
+    #[command(after_help = WITNESS_HELP)]
+    Witness(WitnessArgs),
+}
+
+const WITNESS_HELP: &str = "The trace is analyzed as by `jrace analyze --witness` with the same \
+detectors, so race ids match analyze's report for the same -d.\n\n\
+Text view: `>>` marks the two racing rows, `^` a row that runs before an event recorded \
+earlier (it overtakes), and a `--` line the point where the schedule departs from the \
+recorded order. Each cell holds the thread's op and the locks it holds after it. With more \
+than 8 threads, the racing threads keep their columns and the rest share one `others` \
+column. Colour only when standard output is a terminal and NO_COLOR is unset.\n\n\
+Examples:\n  jrace witness examples/bank.std --race 2\n  jrace witness examples/bank.std --race 2 --html race2.html";
+
+#[derive(clap::Args)]
+struct WitnessArgs {
+    /// A `.std` file or a trace directory written by the recorder.
+    trace: PathBuf,
+    /// The race id, as in `jrace analyze`'s report with the same detectors.
+    #[arg(long, value_name = "ID")]
+    race: u64,
+    /// Comma-separated detectors, or `all` (the same default as `analyze`).
+    #[arg(short, long, value_delimiter = ',', default_value = "hb,shb,wcp")]
+    detectors: Vec<String>,
+    /// Also write the view as one self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 const DETECTOR_HELP: &str = "Detectors (-d):\n  hb       happens-before with vector clocks; sound for the first race only\n  shb      schedulable happens-before; every race it reports is real\n  m2       M2; every race it reports is real; complete for 2 threads and says\n           when it is complete; slow on traces of millions of events\n  wcp      weak causal precedence; finds races hb misses by reordering critical sections\n  cp       causally-precedes; between hb and wcp\n  lockset  Eraser's lockset; warnings only, not sound\n  all      every detector above\nDefault: hb,shb,wcp.\n\nWith --witness, each race carries a schedule that makes its two accesses adjacent, checked\nagainst the trace's rules (locks, fork/join, wait/notify, every read keeps its writer), or\nnull when none is found.";
@@ -111,6 +139,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Stats { trace } => stats(&trace),
         Command::Convert { trace, to, output } => convert(&trace, to, &output),
         Command::Demo => demo(),
+        Command::Witness(args) => witness_cmd(&args),
     }
 }
 
@@ -254,6 +283,58 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
+    let names = detector_names(&args.detectors)?;
+    let path = args.trace.clone();
+    let rep = analyze_source(&args.trace, &|| open(&path), &names, true)?;
+    let Some(race) = rep.races.iter().find(|r| r.id == args.race) else {
+        if rep.races.is_empty() {
+            bail!(
+                "no race {} in {}: detectors {} report no race",
+                args.race,
+                args.trace.display(),
+                names.join(",")
+            );
+        }
+        bail!(
+            "no race {} in {}: detectors {} report races 1 to {}",
+            args.race,
+            args.trace.display(),
+            names.join(","),
+            rep.races.len()
+        );
+    };
+    // The same trace analyze_source read, kept for names, ops and locations.
+    let trace = jrace_trace::load(&args.trace)
+        .with_context(|| format!("cannot read {}", args.trace.display()))?;
+    let view = witness_view::View::new(&trace, race).map_err(|e| {
+        anyhow!(
+            "race {} ({} on {}) has no witness to show: {e}",
+            race.id,
+            race.kind,
+            race.variable
+        )
+    })?;
+    if let Some(file) = &args.html {
+        let name = args
+            .trace
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let page = view.to_html(&name, &format!("jrace {}", env!("CARGO_PKG_VERSION")));
+        std::fs::write(file, page).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let text = view.to_text(color);
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(e.into());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn emit(rep: &report::Report, format: Format, output: Option<&Path>) -> Result<()> {

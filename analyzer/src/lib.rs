@@ -18,6 +18,7 @@ pub mod testing;
 pub mod vc;
 pub mod wcp;
 pub mod witness;
+pub mod witness_view;
 
 pub use detector::{Detector, Outcome, RacePair, RaceSink};
 

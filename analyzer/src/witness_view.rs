@@ -1,0 +1,965 @@
+//! Views of one race's witness (witness.md §8): the text table that `jrace witness`
+//! prints and the self-contained HTML page that `--html` writes.
+//!
+//! Both are built from the validated schedule in a [`RaceReport`] (`analyze --witness`)
+//! and the trace it came from, through one [`View`]:
+//!
+//! - **Columns**: one per thread that has an event in the schedule, the racing threads
+//!   first (first access's, then second's), the others in order of first appearance. With
+//!   more than [`MAX_THREAD_COLUMNS`] threads, the text and HTML views keep the two racing
+//!   threads and fold every other thread into one `others` column whose cells start with
+//!   the thread's name, so rows stay readable on a terminal.
+//! - **Prefix**: the longest prefix of the schedule that is exactly the trace's first
+//!   events in recorded order (never the racing pair itself) is elided with a count per
+//!   thread, followed by the locks each thread holds at its end.
+//! - **Departure**: the first row that *overtakes* (runs before an event recorded earlier
+//!   that the schedule has not run yet) is where the schedule departs from the recorded
+//!   order; it gets a marker line, and every overtaking row the `^` mark.
+//! - **Race**: the two racing rows carry `>>` (text) or a `RACE` label (HTML).
+//! - **Locks**: each cell shows the locks its thread holds after the event (outermost
+//!   acquisitions; re-entrant inner ones change nothing).
+//!
+//! Output is deterministic: no timestamps, no paths beyond the trace's own tokens and the
+//! name the caller passes.
+
+use crate::report::RaceReport;
+use jrace_trace::{Event, Kind, Symbols, ThreadId, Trace};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// Beyond this many threads in a schedule, non-racing threads share one `others` column.
+pub const MAX_THREAD_COLUMNS: usize = 8;
+
+/// Widest text cell; longer cells end in `...`.
+pub const MAX_CELL: usize = 32;
+
+/// HTML: at most this many prefix rows (the last ones) in the collapsible part.
+pub const MAX_PREFIX_ROWS: usize = 1000;
+
+/// HTML: at most this many rows after the prefix.
+pub const MAX_ROWS: usize = 5000;
+
+/// One step of the schedule, ready to display.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// 1-based position in the schedule.
+    pub step: usize,
+    /// 1-based event id in the trace.
+    pub event: u64,
+    pub thread: String,
+    /// Index into [`View::columns`].
+    pub column: usize,
+    /// Canonical op, as in a `.std` line: `w(Bank.balance,150)`, `acq(bank)`.
+    pub op: String,
+    /// `acc`, `sync` or `branch` (HTML class of the acting cell); `other` for the rest.
+    pub class: &'static str,
+    /// The lock an acquire/release/wait/... names, if any.
+    pub lock: Option<String>,
+    /// Locks the thread holds after the event.
+    pub locks: Vec<String>,
+    /// The trace's location token.
+    pub location: String,
+    /// `Class.method` when the recorder knows it.
+    pub method: Option<String>,
+    /// Runs before some event recorded earlier that has not run yet.
+    pub overtakes: bool,
+    /// One of the two racing accesses.
+    pub race: bool,
+}
+
+/// A column of the table.
+#[derive(Clone, Debug)]
+pub struct Column {
+    /// Thread name, or `others`.
+    pub name: String,
+    /// Holds one of the racing threads.
+    pub racing: bool,
+    /// Threads shown in this column (several only for `others`).
+    pub threads: Vec<String>,
+}
+
+/// Everything both views show about one race's witness.
+#[derive(Clone, Debug)]
+pub struct View {
+    pub race: RaceReport,
+    pub rows: Vec<Row>,
+    pub columns: Vec<Column>,
+    /// Whether non-racing threads were folded into an `others` column.
+    pub folded: bool,
+    /// Number of leading rows run exactly as recorded (elided).
+    pub prefix: usize,
+    /// Events per thread in the prefix, in order of first appearance.
+    pub prefix_counts: Vec<(String, usize)>,
+    /// Locks each column's thread holds at the end of the prefix (`others`: per thread).
+    pub prefix_locks: Vec<Vec<(String, Vec<String>)>>,
+    /// Row index of the first overtaking row and the 1-based id (and thread) of the
+    /// earliest recorded event it runs ahead of.
+    pub departure: Option<(usize, u64, String)>,
+    /// For each racing access: locks held just before it.
+    pub race_locks: [Vec<String>; 2],
+}
+
+/// Why a race cannot be shown.
+#[derive(Debug)]
+pub enum ViewError {
+    /// The report has no witness field (not built with `--witness`).
+    NotAnalyzed,
+    /// The race has no validated witness.
+    NoWitness,
+    /// The schedule does not fit the trace.
+    Inconsistent(String),
+}
+
+impl std::fmt::Display for ViewError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ViewError::NotAnalyzed => write!(f, "the report carries no witnesses"),
+            ViewError::NoWitness => write!(f, "no validated witness was found for this race"),
+            ViewError::Inconsistent(s) => write!(f, "witness does not fit the trace: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for ViewError {}
+
+/// The canonical op of an event: the middle field of its `.std` line.
+pub fn op_text(e: &Event, sym: &Symbols) -> String {
+    let mut buf = Vec::new();
+    if jrace_trace::std_format::format_event(e, sym, &mut buf).is_err() {
+        return e.kind.name().to_owned();
+    }
+    let line = String::from_utf8_lossy(&buf).into_owned();
+    let t = sym.thread_name(e.thread).len() + 1;
+    let l = sym.loc_name(e.loc).len() + 1;
+    if line.len() >= t + l {
+        line[t..line.len() - l].to_owned()
+    } else {
+        line
+    }
+}
+
+fn class_of(k: Kind) -> &'static str {
+    match k {
+        Kind::Read | Kind::Write => "acc",
+        Kind::Branch => "branch",
+        Kind::Enter | Kind::Exit | Kind::Begin | Kind::End => "other",
+        _ => "sync",
+    }
+}
+
+/// Held-lock bookkeeping (outermost acquisitions, as in [`crate::report::annotate`]).
+fn step_locks(held: &mut HashMap<ThreadId, Vec<u32>>, e: &Event) {
+    if e.is_nested() {
+        return;
+    }
+    match e.kind {
+        Kind::Acquire | Kind::Wake => held.entry(e.thread).or_default().push(e.target),
+        Kind::Release | Kind::Wait => {
+            let v = held.entry(e.thread).or_default();
+            if let Some(p) = v.iter().rposition(|&l| l == e.target) {
+                v.remove(p);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn lock_names(sym: &Symbols, v: Option<&Vec<u32>>) -> Vec<String> {
+    v.map(|v| v.iter().map(|&l| sym.lock_name(l).to_owned()).collect())
+        .unwrap_or_default()
+}
+
+impl View {
+    /// Builds the view of `race`'s witness over `trace` (the trace the report was built
+    /// from).
+    pub fn new(trace: &Trace, race: &RaceReport) -> Result<View, ViewError> {
+        let steps = match &race.witness {
+            None => return Err(ViewError::NotAnalyzed),
+            Some(None) => return Err(ViewError::NoWitness),
+            Some(Some(s)) => s,
+        };
+        let n = trace.events.len();
+        let sym = &trace.symbols;
+        let mut schedule = Vec::with_capacity(steps.len());
+        for s in steps {
+            let i = s.event as usize;
+            if i == 0 || i > n {
+                return Err(ViewError::Inconsistent(format!(
+                    "event {} is not in the trace ({} events)",
+                    s.event, n
+                )));
+            }
+            schedule.push(i - 1);
+        }
+        if schedule.len() < 2 {
+            return Err(ViewError::Inconsistent("fewer than two steps".into()));
+        }
+        let len = schedule.len();
+        let first_t = trace.events[schedule[len - 2]].thread;
+        let second_t = trace.events[schedule[len - 1]].thread;
+
+        // Threads in order: racing first, then by first appearance.
+        let mut order: Vec<ThreadId> = vec![first_t, second_t];
+        for &i in &schedule {
+            let t = trace.events[i].thread;
+            if !order.contains(&t) {
+                order.push(t);
+            }
+        }
+        let folded = order.len() > MAX_THREAD_COLUMNS;
+        let mut columns: Vec<Column> = Vec::new();
+        let mut col_of: HashMap<ThreadId, usize> = HashMap::new();
+        for (k, &t) in order.iter().enumerate() {
+            let name = sym.thread_name(t).to_owned();
+            if folded && k >= 2 {
+                if columns.len() == 2 {
+                    columns.push(Column {
+                        name: "others".into(),
+                        racing: false,
+                        threads: Vec::new(),
+                    });
+                }
+                columns[2].threads.push(name);
+                col_of.insert(t, 2);
+            } else {
+                col_of.insert(t, columns.len());
+                columns.push(Column {
+                    name: name.clone(),
+                    racing: k < 2,
+                    threads: vec![name],
+                });
+            }
+        }
+
+        let mut held: HashMap<ThreadId, Vec<u32>> = HashMap::new();
+        let mut scheduled = vec![false; n];
+        let mut next = 0usize; // smallest index not yet scheduled
+        let mut rows = Vec::with_capacity(len);
+        let mut departure = None;
+        let mut race_locks: [Vec<String>; 2] = Default::default();
+        for (k, &i) in schedule.iter().enumerate() {
+            let e = &trace.events[i];
+            let overtakes = next < i;
+            if overtakes && departure.is_none() {
+                departure = Some((
+                    k,
+                    next as u64 + 1,
+                    sym.thread_name(trace.events[next].thread).to_owned(),
+                ));
+            }
+            if k + 2 >= len {
+                race_locks[k + 2 - len] = lock_names(sym, held.get(&e.thread));
+            }
+            step_locks(&mut held, e);
+            scheduled[i] = true;
+            while next < n && scheduled[next] {
+                next += 1;
+            }
+            let detail = sym.loc_detail.get(e.loc as usize).and_then(|d| d.as_ref());
+            rows.push(Row {
+                step: k + 1,
+                event: i as u64 + 1,
+                thread: sym.thread_name(e.thread).to_owned(),
+                column: col_of[&e.thread],
+                op: op_text(e, sym),
+                class: class_of(e.kind),
+                lock: e
+                    .kind
+                    .has_lock()
+                    .then(|| sym.lock_name(e.target).to_owned()),
+                locks: lock_names(sym, held.get(&e.thread)),
+                location: sym.loc_name(e.loc).to_owned(),
+                method: detail.map(|d| format!("{}.{}", d.class, d.method)),
+                overtakes,
+                race: k + 2 >= len,
+            });
+        }
+        let prefix = departure.as_ref().map_or(len, |d| d.0).min(len - 2);
+
+        let mut prefix_counts: Vec<(String, usize)> = Vec::new();
+        let mut plocks: HashMap<ThreadId, Vec<u32>> = HashMap::new();
+        for &i in &schedule[..prefix] {
+            let e = &trace.events[i];
+            let name = sym.thread_name(e.thread);
+            match prefix_counts.iter_mut().find(|(t, _)| t == name) {
+                Some(c) => c.1 += 1,
+                None => prefix_counts.push((name.to_owned(), 1)),
+            }
+            step_locks(&mut plocks, e);
+        }
+        let mut prefix_locks: Vec<Vec<(String, Vec<String>)>> = vec![Vec::new(); columns.len()];
+        for &t in &order {
+            prefix_locks[col_of[&t]].push((
+                sym.thread_name(t).to_owned(),
+                lock_names(sym, plocks.get(&t)),
+            ));
+        }
+        Ok(View {
+            race: race.clone(),
+            rows,
+            columns,
+            folded,
+            prefix,
+            prefix_counts,
+            prefix_locks,
+            departure,
+            race_locks,
+        })
+    }
+
+    /// The text of a row's cell (without truncation).
+    fn cell(&self, r: &Row) -> String {
+        let mut s = String::new();
+        if self.folded && r.column == 2 {
+            let _ = write!(s, "{}: ", r.thread);
+        }
+        s.push_str(&r.op);
+        if !r.locks.is_empty() {
+            let _ = write!(s, "  {}", braces(&r.locks));
+        }
+        s
+    }
+
+    fn prefix_summary(&self) -> String {
+        let what = if self.prefix == 1 { "event" } else { "events" };
+        let counts: Vec<String> = self
+            .prefix_counts
+            .iter()
+            .map(|(t, c)| format!("{t} {c}"))
+            .collect();
+        format!("{} {what} as recorded: {}", self.prefix, counts.join(", "))
+    }
+
+    fn held_cell(&self, col: usize) -> String {
+        let parts = &self.prefix_locks[col];
+        if self.folded && col == 2 {
+            let busy: Vec<String> = parts
+                .iter()
+                .filter(|(_, l)| !l.is_empty())
+                .map(|(t, l)| format!("{t} {}", braces(l)))
+                .collect();
+            if busy.is_empty() {
+                "holds {}".into()
+            } else {
+                format!("holds {}", busy.join(" "))
+            }
+        } else {
+            let l = parts.first().map(|p| p.1.clone()).unwrap_or_default();
+            format!("holds {}", braces(&l))
+        }
+    }
+
+    fn header_lines(&self) -> Vec<String> {
+        let r = &self.race;
+        let mut out = vec![format!("race {}  {}  {}", r.id, r.variable, r.kind)];
+        let len = self.rows.len();
+        for (k, role) in ["first ", "second"].iter().enumerate() {
+            let row = &self.rows[len - 2 + k];
+            out.push(format!(
+                "  {role}  {}  {}  {}  event {}  holds {}",
+                row.thread,
+                row.op,
+                row.location,
+                row.event,
+                braces(&self.race_locks[k])
+            ));
+        }
+        let elided = if self.prefix == 0 {
+            "no step as recorded".to_owned()
+        } else {
+            format!(
+                "first {} step{} as recorded (elided)",
+                self.prefix,
+                if self.prefix == 1 { "" } else { "s" }
+            )
+        };
+        out.push(format!(
+            "witness  {} steps, model rf; {elided}; race found by {}",
+            len,
+            r.detectors.join(",")
+        ));
+        out
+    }
+
+    fn departure_text(&self) -> String {
+        match &self.departure {
+            Some((k, ev, t)) => {
+                let row = &self.rows[*k];
+                format!(
+                    "departs from the recorded order here: step {} runs event {} ({}) before event {} ({})",
+                    row.step, row.event, row.thread, ev, t
+                )
+            }
+            None => "the schedule runs as recorded: the racing accesses are already adjacent in the trace"
+                .to_owned(),
+        }
+    }
+
+    fn footer_text(&self) -> String {
+        let len = self.rows.len();
+        let (a, b) = (&self.rows[len - 2], &self.rows[len - 1]);
+        let verb = |op: &str| {
+            if op.starts_with('w') {
+                "write"
+            } else {
+                "read"
+            }
+        };
+        let common: Vec<&String> = self.race_locks[0]
+            .iter()
+            .filter(|l| self.race_locks[1].contains(l))
+            .collect();
+        let common = if common.is_empty() {
+            "no common lock".to_owned()
+        } else {
+            format!(
+                "common locks {{{}}}",
+                common
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        };
+        let when = if len == 2 {
+            "at the start".to_owned()
+        } else {
+            format!("after step {}", len - 2)
+        };
+        format!(
+            "{when}: {} is about to {} {} ({}) holding {};\n{} is about to {} it ({}) holding {}; {common}.",
+            a.thread,
+            verb(&a.op),
+            self.race.variable,
+            a.location,
+            braces(&self.race_locks[0]),
+            b.thread,
+            verb(&b.op),
+            b.location,
+            braces(&self.race_locks[1]),
+        )
+    }
+
+    /// The text view (witness.md §8.1). `color` adds ANSI styles (bold racing rows, dim
+    /// elided row, highlighted departure); the marks carry the meaning without it.
+    pub fn to_text(&self, color: bool) -> String {
+        let (bold, dim, yellow, reset) = if color {
+            ("\x1b[1;31m", "\x1b[2m", "\x1b[33m", "\x1b[0m")
+        } else {
+            ("", "", "", "")
+        };
+        let mut out = String::new();
+        for l in self.header_lines() {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        if self.folded {
+            let _ = writeln!(
+                out,
+                "({} threads: the column `others` holds {})",
+                self.columns[2].threads.len() + 2,
+                self.columns[2].threads.join(", ")
+            );
+        }
+        out.push('\n');
+
+        let cells: Vec<String> = self.rows.iter().map(|r| trunc(&self.cell(r))).collect();
+        let held: Vec<String> = (0..self.columns.len())
+            .map(|c| trunc(&self.held_cell(c)))
+            .collect();
+        let mut widths: Vec<usize> = self.columns.iter().map(|c| c.name.len()).collect();
+        for (k, r) in self.rows.iter().enumerate().skip(self.prefix) {
+            widths[r.column] = widths[r.column].max(cells[k].len());
+        }
+        if self.prefix > 0 {
+            for (c, h) in held.iter().enumerate() {
+                widths[c] = widths[c].max(h.len());
+            }
+        }
+        let elided_step = if self.prefix == 1 {
+            "1".to_owned()
+        } else {
+            format!("1-{}", self.prefix)
+        };
+        let sw = self
+            .rows
+            .len()
+            .to_string()
+            .len()
+            .max(elided_step.len())
+            .max(4);
+        let ew = self
+            .rows
+            .iter()
+            .map(|r| r.event.to_string().len())
+            .max()
+            .unwrap_or(1)
+            .max(elided_step.len())
+            .max(5);
+        let aw = self
+            .rows
+            .iter()
+            .skip(self.prefix)
+            .map(|r| r.location.len())
+            .max()
+            .unwrap_or(2)
+            .max(2);
+        // Header line.
+        let mut h = format!("{:>w$}  {:>ew$} |", "step", "event", w = sw + 1);
+        let mut sep = format!("{}+", "-".repeat(sw + ew + 4));
+        for (c, col) in self.columns.iter().enumerate() {
+            let _ = write!(h, " {:<w$} |", col.name, w = widths[c]);
+            let _ = write!(sep, "{}+", "-".repeat(widths[c] + 2));
+        }
+        let _ = write!(h, " at");
+        sep.push_str(&"-".repeat(aw + 1));
+        let _ = writeln!(out, "{h}");
+        let _ = writeln!(out, "{sep}");
+        let blank = " ".repeat(sw + ew + 4);
+        if self.prefix > 0 {
+            let _ = writeln!(
+                out,
+                "{dim}{:>w$}  {:>ew$} | ... {}{reset}",
+                elided_step,
+                elided_step,
+                self.prefix_summary(),
+                w = sw + 1
+            );
+            let mut l = format!("{dim}{blank}|");
+            for (c, hc) in held.iter().enumerate() {
+                let _ = write!(l, " {:<w$} |", hc, w = widths[c]);
+            }
+            let _ = writeln!(out, "{}{reset}", l.trim_end());
+        }
+        for (k, r) in self.rows.iter().enumerate().skip(self.prefix) {
+            if self.departure.as_ref().is_some_and(|d| d.0 == k) {
+                let _ = writeln!(out, "{yellow}-- {} --{reset}", self.departure_text());
+            }
+            let mark = if r.race {
+                ">>"
+            } else if r.overtakes {
+                "^ "
+            } else {
+                "  "
+            };
+            let mut l = format!("{mark}{:>w$}  {:>ew$} |", r.step, r.event, w = sw - 1);
+            for (c, w) in widths.iter().enumerate() {
+                let text = if c == r.column { cells[k].as_str() } else { "" };
+                let _ = write!(l, " {:<w$} |", text, w = w);
+            }
+            let _ = write!(l, " {}", r.location);
+            if r.race {
+                let _ = writeln!(out, "{bold}{l}{reset}");
+            } else {
+                let _ = writeln!(out, "{l}");
+            }
+        }
+        if self.departure.is_none() {
+            let _ = writeln!(out, "{yellow}-- {} --{reset}", self.departure_text());
+        }
+        out.push('\n');
+        let _ = writeln!(out, "{}", self.footer_text());
+        out
+    }
+
+    /// The HTML view (witness.md §8.2): one self-contained page. `trace_name` is shown as
+    /// given (callers pass a file name, not a full path); `generator` goes into
+    /// `<meta name="generator">`.
+    pub fn to_html(&self, trace_name: &str, generator: &str) -> String {
+        let r = &self.race;
+        let len = self.rows.len();
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <meta name=\"generator\" content=\"{}\">\n<title>jrace witness: race {} on {}</title>\n\
+             <style>{CSS}</style>\n</head>\n<body>\n",
+            esc(generator),
+            r.id,
+            esc(&r.variable)
+        );
+        // Header.
+        let _ = write!(
+            o,
+            "<header>\n<h1>Race {} on <code>{}</code></h1>\n<dl>\n",
+            r.id,
+            esc(&r.variable)
+        );
+        let dd = |o: &mut String, k: &str, v: &str| {
+            let _ = writeln!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), v);
+        };
+        dd(&mut o, "race", &r.id.to_string());
+        dd(
+            &mut o,
+            "variable",
+            &format!("<code>{}</code>", esc(&r.variable)),
+        );
+        dd(&mut o, "kind", &esc(&r.kind));
+        for (k, role) in ["first access", "second access"].iter().enumerate() {
+            let row = &self.rows[len - 2 + k];
+            let a = &r.accesses[k];
+            let mut v = format!(
+                "<span class=\"access\" id=\"access-{}\">{} <code>{}</code> on <code>{}</code> at <span class=\"loc\">{}</span>",
+                k + 1,
+                esc(&row.thread),
+                esc(&row.op),
+                esc(&r.variable),
+                esc(&row.location)
+            );
+            if let Some(m) = &a.method {
+                let _ = write!(v, " in <code>{}</code>", esc(m));
+            }
+            let _ = write!(
+                v,
+                ", event {}, holds {}</span>",
+                row.event,
+                lock_badges(&self.race_locks[k])
+            );
+            if !a.stack.is_empty() {
+                v.push_str("<ol class=\"stack\">");
+                for f in &a.stack {
+                    let _ = write!(v, "<li><code>{}</code></li>", esc(f));
+                }
+                v.push_str("</ol>");
+            }
+            dd(&mut o, role, &v);
+        }
+        dd(&mut o, "detectors", &esc(&r.detectors.join(", ")));
+        dd(
+            &mut o,
+            "witness",
+            &format!("{} steps, model rf, first {} as recorded", len, self.prefix),
+        );
+        dd(
+            &mut o,
+            "trace",
+            &format!("<code>{}</code>", esc(trace_name)),
+        );
+        o.push_str("</dl>\n</header>\n");
+        // Legend.
+        o.push_str(
+            "<section class=\"legend\"><h2>Legend</h2><ul>\
+             <li><span class=\"label\">RACE</span> one of the two racing accesses (outlined row)</li>\
+             <li><b>^</b> the row overtakes: it runs before an event recorded earlier</li>\
+             <li><span class=\"lock\">lock</span> a lock the thread holds after the event</li>\
+             <li>Each column is a thread; only the acting thread's cell is filled. \
+             Hover a cell for details.</li></ul></section>\n",
+        );
+        if self.folded {
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">{} threads: the column <em>others</em> holds {}.</p>",
+                self.columns[2].threads.len() + 2,
+                esc(&self.columns[2].threads.join(", "))
+            );
+        }
+        let colgroup = {
+            let mut c = String::from(
+                "<colgroup><col class=\"c-mark\"><col class=\"c-step\"><col class=\"c-event\">",
+            );
+            for _ in &self.columns {
+                c.push_str("<col class=\"c-thread\">");
+            }
+            c.push_str("<col class=\"c-at\"></colgroup>");
+            c
+        };
+        let ncols = self.columns.len() + 4;
+        // Elided prefix.
+        if self.prefix > 0 {
+            let _ = write!(
+                o,
+                "<details class=\"elided\"><summary>{}</summary>\n<table class=\"prefix\">{colgroup}<tbody>\n",
+                esc(&self.prefix_summary())
+            );
+            let start = self.prefix.saturating_sub(MAX_PREFIX_ROWS);
+            if start > 0 {
+                let _ = writeln!(
+                    o,
+                    "<tr class=\"note\"><td colspan=\"{ncols}\">{start} earlier rows not shown</td></tr>"
+                );
+            }
+            for row in &self.rows[start..self.prefix] {
+                self.html_row(&mut o, row);
+            }
+            o.push_str("<tr class=\"held\"><td></td><td colspan=\"2\">locks held</td>");
+            for c in 0..self.columns.len() {
+                let parts = &self.prefix_locks[c];
+                let mut cell = String::new();
+                for (t, l) in parts {
+                    if self.folded && c == 2 {
+                        if l.is_empty() {
+                            continue;
+                        }
+                        let _ = write!(cell, "{}: ", esc(t));
+                    }
+                    cell.push_str(&lock_badges(l));
+                    cell.push(' ');
+                }
+                let _ = write!(o, "<td{}>{}</td>", self.col_class(c), cell.trim_end());
+            }
+            o.push_str("<td></td></tr>\n</tbody></table></details>\n");
+        }
+        if self.departure.is_none() {
+            let _ = writeln!(o, "<p class=\"depart\">{}</p>", esc(&self.departure_text()));
+        }
+        // Schedule.
+        let _ = write!(
+            o,
+            "<table class=\"schedule\">{colgroup}\n<thead><tr><th></th><th>step</th><th>event</th>"
+        );
+        for (c, col) in self.columns.iter().enumerate() {
+            let _ = write!(
+                o,
+                "<th data-thread=\"{}\"{}>{}</th>",
+                esc(&col.name),
+                self.col_class(c),
+                esc(&col.name)
+            );
+        }
+        o.push_str("<th>at</th></tr></thead>\n<tbody>\n");
+        let rest = &self.rows[self.prefix..];
+        let shown_end = rest.len().min(MAX_ROWS);
+        // Keep the racing rows even beyond the cap.
+        for (k, row) in rest.iter().enumerate() {
+            if k >= shown_end && !row.race {
+                continue;
+            }
+            if k == shown_end && shown_end < rest.len() - 2 {
+                let _ = writeln!(
+                    o,
+                    "<tr class=\"note\"><td colspan=\"{ncols}\">{} rows not shown</td></tr>",
+                    rest.len() - 2 - shown_end
+                );
+            }
+            if self
+                .departure
+                .as_ref()
+                .is_some_and(|d| d.0 == self.prefix + k)
+            {
+                let _ = writeln!(
+                    o,
+                    "<tr class=\"departure\"><td colspan=\"{ncols}\">&#x2193; {}</td></tr>",
+                    esc(&self.departure_text())
+                );
+            }
+            self.html_row(&mut o, row);
+        }
+        o.push_str("</tbody></table>\n");
+        let _ = writeln!(
+            o,
+            "<footer><p>{}</p></footer>",
+            esc(&self.footer_text()).replace('\n', "<br>\n")
+        );
+        // Machine-readable copy.
+        let json = serde_json::json!({
+            "race": r,
+            "model": "rf",
+            "prefix": self.prefix,
+        });
+        let json = serde_json::to_string(&json)
+            .unwrap_or_else(|_| "null".into())
+            .replace('<', "\\u003c");
+        let _ = writeln!(
+            o,
+            "<script type=\"application/json\" id=\"jrace-witness\">{json}</script>"
+        );
+        let _ = writeln!(o, "<script>{JS}</script>\n</body>\n</html>");
+        o
+    }
+
+    fn col_class(&self, c: usize) -> &'static str {
+        if self.columns[c].racing {
+            " class=\"racing\""
+        } else {
+            " class=\"other-thread\""
+        }
+    }
+
+    fn html_row(&self, o: &mut String, row: &Row) {
+        let mut cls = Vec::new();
+        if row.race {
+            cls.push("race");
+        } else if row.overtakes {
+            cls.push("overtakes");
+        }
+        let _ = write!(
+            o,
+            "<tr data-step=\"{}\" data-event=\"{}\"",
+            row.step, row.event
+        );
+        if !cls.is_empty() {
+            let _ = write!(o, " class=\"{}\"", cls.join(" "));
+        }
+        if row.race && row.step + 1 == self.rows.len() {
+            o.push_str(" id=\"race-second\"");
+        } else if row.race {
+            o.push_str(" id=\"race\"");
+        }
+        if let Some(l) = &row.lock {
+            let _ = write!(o, " data-lock=\"{}\"", esc(l));
+        }
+        let mark = if row.race {
+            "<span class=\"label\">RACE</span>"
+        } else if row.overtakes {
+            "^"
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "><td class=\"mark\">{mark}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+            row.step, row.event
+        );
+        for c in 0..self.columns.len() {
+            if c != row.column {
+                let _ = write!(o, "<td{}></td>", self.col_class(c));
+                continue;
+            }
+            let mut title = format!(
+                "event {}, thread {}, {} at {}",
+                row.event, row.thread, row.op, row.location
+            );
+            if let Some(m) = &row.method {
+                let _ = write!(title, " in {m}");
+            }
+            let _ = write!(title, "; holds {} after it", braces(&row.locks));
+            let base = if self.columns[c].racing {
+                "racing"
+            } else {
+                "other-thread"
+            };
+            let _ = write!(
+                o,
+                "<td class=\"{base} {}\" title=\"{}\">",
+                row.class,
+                esc(&title)
+            );
+            if self.folded && c == 2 {
+                let _ = write!(o, "<span class=\"who\">{}:</span> ", esc(&row.thread));
+            }
+            let _ = write!(o, "<code class=\"op\">{}</code>", esc(&row.op));
+            if !row.locks.is_empty() {
+                let _ = write!(o, " {}", lock_badges(&row.locks));
+            }
+            o.push_str("</td>");
+        }
+        let at = match &row.method {
+            Some(m) => format!(
+                "{} <span class=\"method\">{}</span>",
+                esc(&row.location),
+                esc(m)
+            ),
+            None => esc(&row.location),
+        };
+        let _ = writeln!(o, "<td class=\"loc\">{at}</td></tr>");
+    }
+}
+
+fn braces(v: &[String]) -> String {
+    format!("{{{}}}", v.join(","))
+}
+
+fn lock_badges(v: &[String]) -> String {
+    if v.is_empty() {
+        return "<span class=\"none\">{}</span>".into();
+    }
+    v.iter()
+        .map(|l| format!("<span class=\"lock\" data-lock=\"{0}\">{0}</span>", esc(l)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn trunc(s: &str) -> String {
+    if s.chars().count() <= MAX_CELL {
+        s.to_owned()
+    } else {
+        let t: String = s.chars().take(MAX_CELL - 3).collect();
+        format!("{t}...")
+    }
+}
+
+/// HTML-escapes `& < > " '`.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+const CSS: &str = r#"
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1b1b1b;background:#fff}
+code,.op,td.num,td.loc{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace}
+h1{font-size:1.4em;margin:0 0 .5em}h2{font-size:1.1em;margin:.2em 0}
+dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em;margin:0 0 1em}
+dt{font-weight:600}dd{margin:0}
+.legend ul{margin:.2em 0 1em;padding-left:1.2em}
+table{border-collapse:collapse;table-layout:fixed;width:100%}
+col.c-mark{width:4.5em}col.c-step{width:4em}col.c-event{width:4.5em}col.c-at{width:14em}
+th,td{border:1px solid #ccc;padding:2px 6px;vertical-align:top;overflow-wrap:anywhere}
+thead th{position:sticky;top:0;background:#eef;z-index:1}
+td.num{text-align:right;color:#555}
+td.acc{background:#f3f7ff}td.sync{background:#fff6e5}td.branch{background:#f2f2f2}
+.lock{display:inline-block;border:1px solid #b07c00;border-radius:3px;padding:0 4px;font-size:.85em;background:#fff3cc}
+.none{color:#888}
+tr.race{outline:3px solid #c00;outline-offset:-2px;background:#ffecec;font-weight:600}
+tr.race td.acc{background:#ffd9d9}
+.label{white-space:nowrap;background:#c00;color:#fff;border-radius:3px;padding:0 4px;font-size:.8em}
+tr.overtakes td.mark{font-weight:700;color:#555}
+tr.departure td,p.depart{background:#fffbe0;border-left:4px solid #d9a400;font-style:italic}
+p.depart{padding:.3em .6em}
+details.elided{margin:1em 0;border:1px dashed #999;padding:.3em .6em;color:#555}
+details.elided summary{cursor:pointer}
+tr.held td{font-style:italic}
+tr.hl td{box-shadow:inset 0 0 0 2px #b07c00}
+.hide-others .other-thread{display:none}
+button{margin:.5em 0}
+footer{margin-top:1em;padding-top:.5em;border-top:1px solid #ccc}
+.method{color:#666;font-size:.85em}
+@media print{thead th{position:static}details.elided>table{display:table}tr.race{outline:2px solid #000}}
+"#;
+
+const JS: &str = r#"
+(function(){
+  "use strict";
+  var rows = Array.prototype.slice.call(document.querySelectorAll("tr[data-step]"));
+  function mark(name){
+    rows.forEach(function(tr){
+      var hit = tr.getAttribute("data-lock") === name;
+      if (!hit) {
+        var ls = tr.querySelectorAll(".lock");
+        for (var i = 0; i < ls.length; i++) {
+          if (ls[i].getAttribute("data-lock") === name) { hit = true; break; }
+        }
+      }
+      tr.classList.toggle("hl", name !== null && hit);
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll(".lock"), function(b){
+    b.addEventListener("mouseenter", function(){ mark(b.getAttribute("data-lock")); });
+    b.addEventListener("mouseleave", function(){ mark(null); });
+  });
+  if (document.querySelector(".other-thread")) {
+    var btn = document.createElement("button");
+    btn.type = "button";
+    btn.textContent = "Hide threads not in the race";
+    btn.addEventListener("click", function(){
+      var on = document.body.classList.toggle("hide-others");
+      btn.textContent = on ? "Show all threads" : "Hide threads not in the race";
+    });
+    var t = document.querySelector("table.schedule");
+    t.parentNode.insertBefore(btn, t);
+  }
+  window.addEventListener("beforeprint", function(){
+    Array.prototype.forEach.call(document.querySelectorAll("details.elided"), function(d){ d.open = true; });
+  });
+})();
+"#;
