@@ -11,8 +11,11 @@ command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 # them now keeps the set-up command the same as the project grows.
 dpkg -s libz3-dev >/dev/null 2>&1 || need_apt+=(libz3-dev)
 dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(libclang-dev)
-# Headless browser for the `jrace witness --html` page test (about 1 min to install).
-[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# Headless browser for the `jrace witness --html` page test (about 1 min to install):
+# only scripts/test.sh asks for it (JRACE_SETUP_TESTS=1).
+if [ "${JRACE_SETUP_TESTS:-0}" = 1 ]; then
+  [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+fi
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}" >&2

@@ -4,5 +4,5 @@
 # command-line tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup-deps.sh
+JRACE_SETUP_TESTS=1 source scripts/setup-deps.sh
 cargo test --workspace --release
