@@ -46,7 +46,8 @@
 //! outright when the locksets intersect; strict-cone windows (two pointers) discard
 //! certain rejections without a full check; `decide` runs on `X` compressed to variables
 //! and locks used by two threads or more, with an incremental closure and an undo log for
-//! step 6. Deduplication is per dynamic variable and location pair (the detector does not
+//! step 6, and is first tried on the slice of `X` after its open sections (the rest runs
+//! first in trace order; on failure the whole of `X` is decided, see `m2/decide.rs`). Deduplication is per dynamic variable and location pair (the detector does not
 //! see static names), so on agent traces `unknown` may count a location pair that another
 //! object's instance of the same field reported.
 

@@ -14,10 +14,17 @@
 //! (O1) of the reads whose predecessors grew, (O2) of the readers of writes whose
 //! successors shrank, (L) of the acquires whose successors shrank — and only those are
 //! re-examined, until nothing changes.
+//!
+//! Slicing [jrace]: `decide` first tries `X` cut at its earliest open acquire (moved back
+//! until no thread holds a shared lock across the cut). The part of `X` before the cut
+//! runs first in trace order; the order is built, closed and linearized on the rest only,
+//! with reads of a source before the cut treated as reads of `INIT`. Its witness is
+//! replayed on the whole of `X`, so a success is sound; on any failure the whole of `X`
+//! is decided as before. Debug builds check that a slice success is also a success on the
+//! whole of `X` (so m2 stays pure M2; not proven, checked by the property tests).
 
 use super::model::{is_acq, is_rel, Model, NONE};
 use jrace_trace::Kind;
-use rustc_hash::FxHashMap as HashMap;
 
 /// Why a decision failed.
 pub(super) enum Fail {
@@ -39,6 +46,11 @@ pub(super) struct Decider<'m, 'a> {
     k: usize,
     /// `X` as thread positions (model events).
     frontier: Vec<i32>,
+    /// The slice's cut (global index): events of `X` before it are scheduled first, in
+    /// trace order, and left out of the order (0: the whole of `X`).
+    cut: u32,
+    /// Per chain: `rel_ev` entries before the cut (node `j` is `rel_ev[c][base[c] + j]`).
+    base: Vec<u32>,
     len: Vec<u32>,
     off: Vec<usize>,
     succ: Vec<u32>,
@@ -59,6 +71,8 @@ impl<'m, 'a> Decider<'m, 'a> {
             m,
             k,
             frontier: vec![-1; k],
+            cut: 0,
+            base: vec![0; k],
             len: vec![0; k],
             off: vec![0; k + 1],
             succ: Vec::new(),
@@ -74,7 +88,13 @@ impl<'m, 'a> Decider<'m, 'a> {
 
     #[inline]
     fn node_of(&self, g: u32) -> (usize, u32) {
-        (self.m.thread_of(g), self.m.rel_idx[g as usize])
+        let c = self.m.thread_of(g);
+        (c, self.m.rel_idx[g as usize] - self.base[c])
+    }
+    /// Global index of node `j` of chain `c`.
+    #[inline]
+    fn ev(&self, c: usize, j: u32) -> u32 {
+        self.m.rel_ev[c][(self.base[c] + j) as usize]
     }
     #[inline]
     fn id(&self, c: usize, j: u32) -> usize {
@@ -115,7 +135,7 @@ impl<'m, 'a> Decider<'m, 'a> {
     }
     /// Global index of the last node of chain `c` in `X`, if any.
     fn last_g(&self, c: usize) -> Option<u32> {
-        (self.len[c] > 0).then(|| self.m.rel_ev[c][self.len[c] as usize - 1])
+        (self.len[c] > 0).then(|| self.ev(c, self.len[c] - 1))
     }
 
     fn insert(&mut self, ug: u32, vg: u32) -> Result<(), Cycle> {
@@ -172,8 +192,8 @@ impl<'m, 'a> Decider<'m, 'a> {
     /// (O1) for read `r`: every other write that precedes `r` precedes its source.
     fn o1(&mut self, rg: u32) -> Result<(), Cycle> {
         let w = self.m.rf[rg as usize];
-        if w == NONE {
-            return Ok(()); // INIT: seeded once
+        if w == NONE || w < self.cut {
+            return Ok(()); // INIT (or a source before the cut): seeded once
         }
         let x = self.m.events[rg as usize].target;
         let cw = self.m.thread_of(w);
@@ -183,7 +203,7 @@ impl<'m, 'a> Decider<'m, 'a> {
                 continue;
             }
             let Some(p) = self.pred(r, j) else { continue };
-            let g = self.m.rel_ev[j][p as usize];
+            let g = self.ev(j, p);
             let Some(l) = self.m.var_lists.get(&(j as u32, x)) else {
                 continue;
             };
@@ -192,6 +212,9 @@ impl<'m, 'a> Decider<'m, 'a> {
                 continue;
             }
             let wp = l.writes[i - 1];
+            if wp < self.cut {
+                continue; // before the cut: precedes every node
+            }
             if j == cw {
                 if wp != w {
                     return Err(Cycle);
@@ -206,7 +229,7 @@ impl<'m, 'a> Decider<'m, 'a> {
     /// (O2) for read `r`: every write after its source comes after `r`.
     fn o2(&mut self, rg: u32) -> Result<(), Cycle> {
         let w = self.m.rf[rg as usize];
-        if w == NONE {
+        if w == NONE || w < self.cut {
             return Ok(());
         }
         let x = self.m.events[rg as usize].target;
@@ -223,7 +246,7 @@ impl<'m, 'a> Decider<'m, 'a> {
                 if s == NONE {
                     continue;
                 }
-                let g = self.m.rel_ev[j][s as usize];
+                let g = self.ev(j, s);
                 l.writes.partition_point(|&a| a < g)
             };
             match l.writes.get(i) {
@@ -250,7 +273,7 @@ impl<'m, 'a> Decider<'m, 'a> {
             if s == NONE {
                 continue;
             }
-            let g = self.m.rel_ev[j][s as usize];
+            let g = self.ev(j, s);
             let Some(ll) = self.m.lock_lists.get(&(j as u32, l)) else {
                 continue;
             };
@@ -263,6 +286,10 @@ impl<'m, 'a> Decider<'m, 'a> {
                 return Err(Cycle);
             }
             let a2 = self.m.mate[r2 as usize];
+            if a2 < self.cut {
+                // A section across the cut (never chosen so): give up on the slice.
+                return Err(Cycle);
+            }
             self.insert(r1, a2)?;
         }
         Ok(())
@@ -281,7 +308,7 @@ impl<'m, 'a> Decider<'m, 'a> {
                     let b = self.reads[c].partition_point(|&j| j < hi);
                     for t in a..b {
                         let j = self.reads[c][t];
-                        let g = self.m.rel_ev[c][j as usize];
+                        let g = self.ev(c, j);
                         self.o1(g)?;
                     }
                 } else {
@@ -297,7 +324,7 @@ impl<'m, 'a> Decider<'m, 'a> {
                 for &node in &changed {
                     let c = self.off.partition_point(|&o| o <= node as usize) - 1;
                     let j = node as usize - self.off[c];
-                    let g = self.m.rel_ev[c][j];
+                    let g = self.ev(c, j as u32);
                     let e = &self.m.events[g as usize];
                     if e.kind.is_write() {
                         for &r in self.m.readers_of(g) {
@@ -338,6 +365,9 @@ impl<'m, 'a> Decider<'m, 'a> {
                 let at = self.m.chain[c][x[c] as usize];
                 self.m.rel_ev[c].partition_point(|&g| g <= at)
             };
+            let b = self.m.rel_ev[c].partition_point(|&g| g < self.cut).min(n);
+            self.base[c] = b as u32;
+            let n = n - b;
             self.len[c] = n as u32;
             self.off[c] = total;
             total += n;
@@ -361,7 +391,7 @@ impl<'m, 'a> Decider<'m, 'a> {
             let mut best: Option<(u32, usize)> = None;
             for (c, &n) in cur.iter().enumerate() {
                 if n > 0 {
-                    let g = self.m.rel_ev[c][n as usize - 1];
+                    let g = self.ev(c, n - 1);
                     if best.is_none_or(|(bg, _)| g > bg) {
                         best = Some((g, c));
                     }
@@ -428,7 +458,7 @@ impl<'m, 'a> Decider<'m, 'a> {
                 let Some(last) = self.last_g(j) else { continue };
                 if let Some(ll) = self.m.lock_lists.get(&(j as u32, l)) {
                     let i = ll.rels.partition_point(|&r| r <= last);
-                    if i > 0 {
+                    if i > 0 && ll.rels[i - 1] >= self.cut {
                         self.insert(ll.rels[i - 1], a)?;
                     }
                 }
@@ -437,13 +467,15 @@ impl<'m, 'a> Decider<'m, 'a> {
         // INIT reads precede every write of their variable; every instance once.
         for c in 0..k {
             for t in 0..self.reads[c].len() {
-                let g = self.m.rel_ev[c][self.reads[c][t] as usize];
-                if self.m.rf[g as usize] == NONE {
+                let g = self.ev(c, self.reads[c][t]);
+                let src = self.m.rf[g as usize];
+                if src == NONE || src < self.cut {
                     let x = self.m.events[g as usize].target;
                     for j in 0..k {
                         let Some(last) = self.last_g(j) else { continue };
                         if let Some(l) = self.m.var_lists.get(&(j as u32, x)) {
-                            if let Some(&w) = l.writes.first() {
+                            let f = l.writes.partition_point(|&w| w < self.cut);
+                            if let Some(&w) = l.writes.get(f) {
                                 if w <= last {
                                     self.insert(g, w)?;
                                 }
@@ -456,7 +488,7 @@ impl<'m, 'a> Decider<'m, 'a> {
                 }
             }
             for t in 0..self.acqs[c].len() {
-                let g = self.m.rel_ev[c][self.acqs[c][t] as usize];
+                let g = self.ev(c, self.acqs[c][t]);
                 self.lrule(g)?;
             }
         }
@@ -472,7 +504,7 @@ impl<'m, 'a> Decider<'m, 'a> {
             let mut best: Option<(u32, usize)> = None;
             for c in 0..k {
                 if c != i && cur[c] < self.len[c] {
-                    let g = self.m.rel_ev[c][cur[c] as usize];
+                    let g = self.ev(c, cur[c]);
                     if best.is_none_or(|(bg, _)| g < bg) {
                         best = Some((g, c));
                     }
@@ -506,6 +538,9 @@ impl<'m, 'a> Decider<'m, 'a> {
                 let mut idx = list.partition_point(|&a| a <= last && a < vg);
                 while idx > 0 {
                     let ug = list[idx - 1];
+                    if ug < self.cut {
+                        break;
+                    }
                     let u = self.node_of(ug);
                     if self.reaches(v, u) {
                         idx -= 1;
@@ -533,7 +568,7 @@ impl<'m, 'a> Decider<'m, 'a> {
     fn max_min(&self, i: usize) -> Option<Vec<u32>> {
         let k = self.k;
         let mut placed: Vec<i64> = vec![-1; k];
-        let mut out: Vec<u32> = Vec::new();
+        let mut out: Vec<u32> = Vec::with_capacity(self.off[k]);
         let drain = |placed: &mut Vec<i64>, target: &[i64], out: &mut Vec<u32>| -> bool {
             loop {
                 let mut progressed = false;
@@ -548,7 +583,7 @@ impl<'m, 'a> Decider<'m, 'a> {
                         if !ok {
                             break;
                         }
-                        out.push(self.m.rel_ev[c][y.1 as usize]);
+                        out.push(self.ev(c, y.1));
                         placed[c] += 1;
                         progressed = true;
                     }
@@ -574,7 +609,7 @@ impl<'m, 'a> Decider<'m, 'a> {
             if !drain(&mut placed, &target, &mut out) {
                 return None;
             }
-            out.push(self.m.rel_ev[i][j as usize]);
+            out.push(self.ev(i, j));
             placed[i] = j as i64;
         }
         for c in 0..k {
@@ -583,9 +618,22 @@ impl<'m, 'a> Decider<'m, 'a> {
         if !drain(&mut placed, &target, &mut out) {
             return None;
         }
-        // Dropped events go just before the next kept event of their thread, or last.
+        // The events of `X` before the cut come first, in trace order.
         let mut done: Vec<i64> = vec![-1; k];
-        let mut full = Vec::new();
+        let mut full = Vec::with_capacity(self.frontier.iter().map(|&f| (f + 1) as usize).sum());
+        for g in 0..self.cut {
+            let c = self.m.tix[g as usize];
+            if c == NONE {
+                continue;
+            }
+            let c = c as usize;
+            let p = self.m.pos_of(g) as i64;
+            if p <= self.frontier[c] as i64 {
+                full.push(g);
+                done[c] = p;
+            }
+        }
+        // Dropped events go just before the next kept event of their thread, or last.
         for g in out {
             let c = self.m.thread_of(g);
             let p = self.m.pos_of(g) as i64;
@@ -602,8 +650,67 @@ impl<'m, 'a> Decider<'m, 'a> {
         Some(full)
     }
 
+    /// The slice's cut for `X` (0: none): the earliest open acquire, moved back until no
+    /// thread of `X` holds a shared lock across it.
+    fn slice_cut(&self, x: &[i32], opens: &[u32]) -> u32 {
+        let m = self.m;
+        let Some(mut t) = opens.iter().copied().min() else {
+            return 0;
+        };
+        loop {
+            let mut nt = t;
+            for c in 0..self.k {
+                if x[c] < 0 {
+                    continue;
+                }
+                let ch = &m.chain[c];
+                let p = (ch.partition_point(|&g| g < t) as i64 - 1).min(x[c] as i64);
+                if p < 0 {
+                    continue;
+                }
+                let at = ch[p as usize];
+                for &l in &m.locksets[m.held[c][p as usize] as usize] {
+                    if !m.shared_lock[l as usize] {
+                        continue;
+                    }
+                    let acqs = &m.lock_lists[&(c as u32, l)].acqs;
+                    let i = acqs.partition_point(|&a| a <= at);
+                    nt = nt.min(acqs[i - 1]);
+                }
+            }
+            if nt == t {
+                return t;
+            }
+            t = nt;
+        }
+    }
+
     /// `decide` for a candidate whose `X` has open sections. `Ok(witness)` on success.
+    ///
+    /// First tries the *slice*: the events of `X` before [`Self::slice_cut`] run first, in
+    /// trace order, and the order is built and closed on the rest only (reads of a
+    /// source before the cut are treated as reads of `INIT`). Its witness is replayed on
+    /// the whole of `X`, so a success is a race. On failure, the whole of `X` is decided
+    /// as before, so no decision is lost.
     pub fn decide(&mut self, e1: u32, e2: u32, x: &[i32], opens: &[u32]) -> Result<Vec<u32>, Fail> {
+        let cut = self.slice_cut(x, opens);
+        if cut > 0 {
+            self.cut = cut;
+            let r = self.decide_at(e1, e2, x, opens);
+            self.cut = 0;
+            if let Ok(w) = r {
+                // Pure M2: the slice never finds what the whole of `X` would not.
+                debug_assert!(
+                    self.decide_at(e1, e2, x, opens).is_ok(),
+                    "m2: the slice found a race that decide on X misses: x={x:?} e1={e1} e2={e2}"
+                );
+                return Ok(w);
+            }
+        }
+        self.decide_at(e1, e2, x, opens)
+    }
+
+    fn decide_at(&mut self, e1: u32, e2: u32, x: &[i32], opens: &[u32]) -> Result<Vec<u32>, Fail> {
         match self.build(x, opens)? {
             Ok(()) => {}
             Err(Cycle) => return Err(Fail::Closure),
@@ -640,12 +747,14 @@ impl<'m, 'a> Decider<'m, 'a> {
 /// edges, lock exclusion, and reads-from for every read of the schedule.
 pub(super) fn replay(m: &Model, w: &[u32], x: &[i32], e1: u32, e2: u32) -> bool {
     let mut next = vec![0u32; m.k];
-    let mut owner: HashMap<u32, usize> = HashMap::default();
-    let mut last_w: HashMap<u32, u32> = HashMap::default();
+    // Lock owner (dense thread + 1, 0: free) and last write, indexed by lock / variable.
+    let mut owner: Vec<u32> = vec![0; m.shared_lock.len()];
+    let mut last_w: Vec<u32> = vec![NONE; m.shared_var.len()];
     let hard_ok = |g: u32, next: &[u32]| {
-        m.hard_preds
-            .get(&g)
-            .is_none_or(|hp| hp.iter().all(|&h| m.pos_of(h) < next[m.thread_of(h)]))
+        !m.has_hard_pred(g)
+            || m.hard_preds
+                .get(&g)
+                .is_none_or(|hp| hp.iter().all(|&h| m.pos_of(h) < next[m.thread_of(h)]))
     };
     for &g in w {
         let c = m.thread_of(g);
@@ -655,20 +764,23 @@ pub(super) fn replay(m: &Model, w: &[u32], x: &[i32], e1: u32, e2: u32) -> bool 
         next[c] += 1;
         let e = &m.events[g as usize];
         if is_acq(e) {
-            if owner.contains_key(&e.target) {
+            let o = &mut owner[e.target as usize];
+            if *o != 0 {
                 return false;
             }
-            owner.insert(e.target, c);
+            *o = c as u32 + 1;
         } else if is_rel(e) {
-            if owner.remove(&e.target) != Some(c) {
+            let o = &mut owner[e.target as usize];
+            if *o != c as u32 + 1 {
                 return false;
             }
+            *o = 0;
         } else if matches!(e.kind, Kind::Read | Kind::VRead) {
-            if last_w.get(&e.target).copied().unwrap_or(NONE) != m.rf[g as usize] {
+            if last_w[e.target as usize] != m.rf[g as usize] {
                 return false;
             }
         } else if e.kind.is_write() {
-            last_w.insert(e.target, g);
+            last_w[e.target as usize] = g;
         }
     }
     (0..m.k).all(|c| next[c] as i64 == x[c] as i64 + 1)

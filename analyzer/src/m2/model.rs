@@ -69,6 +69,8 @@ pub(super) struct Model<'a> {
     /// Hard predecessors and successors (fork, join, wait → notify → wake).
     pub hard_preds: HashMap<u32, Vec<u32>>,
     pub hard_succs: HashMap<u32, Vec<u32>>,
+    /// Bitset over global events: those with hard predecessors.
+    hard_pred_bits: Vec<u64>,
     /// Causal timestamps at change points, per thread: positions and flat vectors.
     cp_pos: Vec<Vec<u32>>,
     cp_vec: Vec<Vec<i32>>,
@@ -217,7 +219,9 @@ impl<'a> Model<'a> {
         hard.dedup();
         let mut hard_preds: HashMap<u32, Vec<u32>> = HashMap::default();
         let mut hard_succs: HashMap<u32, Vec<u32>> = HashMap::default();
+        let mut hard_pred_bits = vec![0u64; n / 64 + 1];
         for &(a, b) in &hard {
+            hard_pred_bits[b as usize / 64] |= 1 << (b % 64);
             hard_preds.entry(b).or_default().push(a);
             hard_succs.entry(a).or_default().push(b);
         }
@@ -252,6 +256,7 @@ impl<'a> Model<'a> {
             mate,
             hard_preds,
             hard_succs,
+            hard_pred_bits,
             cp_pos: vec![Vec::new(); k],
             cp_vec: vec![Vec::new(); k],
             ext: Vec::new(),
@@ -443,6 +448,13 @@ impl<'a> Model<'a> {
                 }
             }
         }
+    }
+
+    /// Whether `g` may have hard predecessors (a cheap filter before `hard_preds`).
+    #[inline]
+    pub fn has_hard_pred(&self, g: u32) -> bool {
+        let g = g as usize;
+        self.hard_pred_bits[g / 64] >> (g % 64) & 1 != 0
     }
 
     /// Every read of write `w`.
