@@ -83,6 +83,25 @@ pub struct EventFacts {
     pub locks: Vec<u32>,
 }
 
+/// Updates the locks each thread holds (outermost acquisitions, in acquisition order)
+/// after event `e`: re-entrant inner acquires and releases change nothing, `wait` gives
+/// its lock up and `wake` takes it back.
+pub(crate) fn track_held_locks(held: &mut HashMap<ThreadId, Vec<u32>>, e: &Event) {
+    if e.is_nested() {
+        return;
+    }
+    match e.kind {
+        Kind::Acquire | Kind::Wake => held.entry(e.thread).or_default().push(e.target),
+        Kind::Release | Kind::Wait => {
+            let v = held.entry(e.thread).or_default();
+            if let Some(p) = v.iter().rposition(|&l| l == e.target) {
+                v.remove(p);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Second pass: the event and held locks at each index in `needed`.
 pub fn annotate(
     src: &mut dyn EventSource,
@@ -99,18 +118,7 @@ pub fn annotate(
             let locks = held.get(&e.thread).cloned().unwrap_or_default();
             out.insert(idx, EventFacts { event: e, locks });
         }
-        if !e.is_nested() {
-            match e.kind {
-                Kind::Acquire | Kind::Wake => held.entry(e.thread).or_default().push(e.target),
-                Kind::Release | Kind::Wait => {
-                    let v = held.entry(e.thread).or_default();
-                    if let Some(p) = v.iter().rposition(|&l| l == e.target) {
-                        v.remove(p);
-                    }
-                }
-                _ => {}
-            }
-        }
+        track_held_locks(&mut held, &e);
         if idx == last {
             break;
         }

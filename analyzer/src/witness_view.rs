@@ -147,23 +147,6 @@ fn class_of(k: Kind) -> &'static str {
     }
 }
 
-/// Held-lock bookkeeping (outermost acquisitions, as in [`crate::report::annotate`]).
-fn step_locks(held: &mut HashMap<ThreadId, Vec<u32>>, e: &Event) {
-    if e.is_nested() {
-        return;
-    }
-    match e.kind {
-        Kind::Acquire | Kind::Wake => held.entry(e.thread).or_default().push(e.target),
-        Kind::Release | Kind::Wait => {
-            let v = held.entry(e.thread).or_default();
-            if let Some(p) = v.iter().rposition(|&l| l == e.target) {
-                v.remove(p);
-            }
-        }
-        _ => {}
-    }
-}
-
 fn lock_names(sym: &Symbols, v: Option<&Vec<u32>>) -> Vec<String> {
     v.map(|v| v.iter().map(|&l| sym.lock_name(l).to_owned()).collect())
         .unwrap_or_default()
@@ -250,7 +233,7 @@ impl View {
             if k + 2 >= len {
                 race_locks[k + 2 - len] = lock_names(sym, held.get(&e.thread));
             }
-            step_locks(&mut held, e);
+            crate::report::track_held_locks(&mut held, e);
             scheduled[i] = true;
             while next < n && scheduled[next] {
                 next += 1;
@@ -285,7 +268,7 @@ impl View {
                 Some(c) => c.1 += 1,
                 None => prefix_counts.push((name.to_owned(), 1)),
             }
-            step_locks(&mut plocks, e);
+            crate::report::track_held_locks(&mut plocks, e);
         }
         let mut prefix_locks: Vec<Vec<(String, Vec<String>)>> = vec![Vec::new(); columns.len()];
         for &t in &order {
