@@ -1,10 +1,12 @@
-//! The JVMTI agent (libjrace_agent.so) that will record Java programs into trace
-//! directories (issue 3).
+//! The JVMTI agent (libjrace_agent.so) that records Java programs into trace directories
+//! (issue 3).
 //!
-//! So far it holds the layer the recorder stands on: [`classfile`] reads and writes class
-//! files byte-identically and inserts code around instructions with every offset
-//! remapped, so that classes can be instrumented in ClassFileLoadHook. The JVMTI side
-//! (loading, the hook, the runtime class and its natives, the per-thread logs) is not
-//! written yet.
+//! * [`classfile`] reads and writes class files byte-identically and inserts code around
+//!   instructions with every offset remapped.
+//! * [`sites`] is the contract between the instrumenter and the runtime: what each
+//!   instrumented instruction is, by a small integer.
+//! * [`instrument`] rewrites a class to call the hooks of `jrace.rt.R`.
 
 pub mod classfile;
+pub mod instrument;
+pub mod sites;
