@@ -1,12 +1,220 @@
-//! The JVMTI agent (libjrace_agent.so) that records Java programs into trace directories
-//! (issue 3).
+//! The JVMTI agent (libjrace_agent.so) that records Java programs into trace directories.
+//!
+//! Loaded with `java -agentpath:libjrace_agent.so=out=DIR[,exclude=…][,include=…][,branches=0]`
+//! (or through `jrace record`). The pieces, each with one job:
 //!
 //! * [`classfile`] reads and writes class files byte-identically and inserts code around
 //!   instructions with every offset remapped.
 //! * [`sites`] is the contract between the instrumenter and the runtime: what each
 //!   instrumented instruction is, by a small integer.
 //! * [`instrument`] rewrites a class to call the hooks of `jrace.rt.R`.
+//! * [`runtime`] is the recorder behind those hooks (per-thread logs, stamps, ids).
+//! * [`options`] parses the agent's options and decides which classes are instrumented.
+//! * This file wires them to the JVM: `Agent_OnLoad` (capabilities, events), the
+//!   ClassFileLoadHook, VMInit (defines `jrace.rt.R` in the bootstrap loader and binds its
+//!   natives), ThreadEnd (seals a thread's log) and VMDeath (seals everything).
+//!
+//! Nothing here may take the JVM down: every callback catches panics, a class that cannot
+//! be instrumented is loaded unchanged (and counted), and errors go to `DIR/agent.log`.
 
 pub mod classfile;
 pub mod instrument;
+pub mod jvmti;
+pub mod options;
+pub mod runtime;
 pub mod sites;
+
+use jvmti::*;
+use runtime::Agent;
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+
+/// The compiled `jrace.rt.R`.
+static RUNTIME_CLASS: &[u8] = include_bytes!(env!("JRACE_RUNTIME_CLASS"));
+
+/// Sites allocated by the instrumenter go straight into the agent's table.
+struct AgentSites(&'static Agent);
+
+impl sites::SiteSink for AgentSites {
+    fn site(&mut self, site: sites::Site) -> i32 {
+        self.0.add_site(site)
+    }
+}
+
+/// # Safety
+/// Called by the JVM with a valid `vm`.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnLoad(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    match catch_unwind(AssertUnwindSafe(|| on_load(vm, options))) {
+        Ok(Ok(())) => 0,
+        Ok(Err(msg)) => {
+            eprintln!("jrace agent: {msg}");
+            1
+        }
+        Err(_) => {
+            eprintln!("jrace agent: internal error while loading");
+            1
+        }
+    }
+}
+
+unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
+    let opts = if options.is_null() {
+        ""
+    } else {
+        CStr::from_ptr(options).to_str().unwrap_or("")
+    };
+    let opts = options::AgentOptions::parse(opts)?;
+    let writer = jrace_trace::binlog::TraceWriter::create(&opts.out)
+        .map_err(|e| format!("cannot create the trace directory {}: {e}", opts.out.display()))?;
+    let mut env: *mut c_void = std::ptr::null_mut();
+    if ((**vm).GetEnv.unwrap())(vm, &mut env, JVMTI_VERSION_1_2 as jint) != 0 {
+        return Err("JVMTI 1.2 is not available".into());
+    }
+    let jv = env as *mut jvmtiEnv;
+    let mut caps: jvmtiCapabilities = std::mem::zeroed();
+    caps.set_can_tag_objects(1);
+    caps.set_can_generate_all_class_hook_events(1);
+    if jvmti!(jv, AddCapabilities, &caps) != 0 {
+        return Err("the JVM refused the capabilities jrace needs (object tags, class hooks)".into());
+    }
+    let a = Agent::install(jv, opts, writer);
+    let _ = a.writer.set_meta("recorder", "jrace-agent");
+    let mut cb: jvmtiEventCallbacks = std::mem::zeroed();
+    cb.VMInit = Some(vm_init);
+    cb.VMDeath = Some(vm_death);
+    cb.ThreadEnd = Some(thread_end);
+    cb.ClassFileLoadHook = Some(class_file_load_hook);
+    if jvmti!(jv, SetEventCallbacks, &cb, std::mem::size_of::<jvmtiEventCallbacks>() as jint) != 0 {
+        return Err("SetEventCallbacks failed".into());
+    }
+    for ev in [
+        jvmtiEvent_JVMTI_EVENT_VM_INIT,
+        jvmtiEvent_JVMTI_EVENT_VM_DEATH,
+        jvmtiEvent_JVMTI_EVENT_THREAD_END,
+        jvmtiEvent_JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
+    ] {
+        if jvmti!(jv, SetEventNotificationMode, jvmtiEventMode_JVMTI_ENABLE, ev, std::ptr::null_mut()) != 0 {
+            return Err(format!("cannot enable JVMTI event {ev}"));
+        }
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn vm_init(_jv: *mut jvmtiEnv, env: *mut JNIEnv, _thread: jthread) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(a) = runtime::agent() else { return };
+        let name = c"jrace/rt/R";
+        let class = jni!(
+            env,
+            DefineClass,
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            RUNTIME_CLASS.as_ptr() as *const jbyte,
+            RUNTIME_CLASS.len() as jsize
+        );
+        if class.is_null() {
+            jni!(env, ExceptionClear);
+            a.log("cannot define jrace.rt.R: nothing will be recorded");
+            a.stopped.store(true, Ordering::SeqCst);
+            return;
+        }
+        if let Err(e) = runtime::register_natives(env, class) {
+            a.log(&format!("{e}: nothing will be recorded"));
+            a.stopped.store(true, Ordering::SeqCst);
+            return;
+        }
+        if let Err(e) = a.init_java(env) {
+            a.log(&format!("{e}: nothing will be recorded"));
+            a.stopped.store(true, Ordering::SeqCst);
+        }
+    }));
+}
+
+unsafe extern "C" fn vm_death(_jv: *mut jvmtiEnv, _env: *mut JNIEnv) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if let Some(a) = runtime::agent() {
+            a.shutdown();
+        }
+    }));
+}
+
+unsafe extern "C" fn thread_end(_jv: *mut jvmtiEnv, _env: *mut JNIEnv, _thread: jthread) {
+    runtime::thread_end();
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn class_file_load_hook(
+    jv: *mut jvmtiEnv,
+    _env: *mut JNIEnv,
+    class_being_redefined: jclass,
+    _loader: jobject,
+    name: *const c_char,
+    _protection_domain: jobject,
+    len: jint,
+    data: *const u8,
+    new_len: *mut jint,
+    new_data: *mut *mut u8,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(a) = runtime::agent() else { return };
+        if !class_being_redefined.is_null() || data.is_null() || len <= 0 {
+            return;
+        }
+        let bytes = std::slice::from_raw_parts(data, len as usize);
+        let name = if name.is_null() {
+            None
+        } else {
+            Some(CStr::from_ptr(name).to_string_lossy().into_owned())
+        };
+        a.stats.classes_seen.fetch_add(1, Ordering::Relaxed);
+        let wanted = name.as_deref().is_some_and(|n| a.opts.instruments(n));
+        if !wanted {
+            if let Some(info) = instrument::class_info(bytes) {
+                a.add_class(info);
+            }
+            return;
+        }
+        let t0 = std::time::Instant::now();
+        let opts = instrument::Options {
+            branches: a.opts.branches,
+            tasks: true,
+            calls: true,
+        };
+        let out = instrument::instrument(bytes, &opts, &mut AgentSites(a));
+        a.stats
+            .instrument_nanos
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        if let Some(info) = out.info {
+            a.add_class(info);
+        }
+        let cname = name.as_deref().unwrap_or("?");
+        if let Some(e) = &out.error {
+            a.stats.classes_failed.fetch_add(1, Ordering::Relaxed);
+            a.log(&format!("class {cname} left uninstrumented: {e}"));
+        }
+        if out.failed_methods > 0 {
+            a.stats
+                .methods_failed
+                .fetch_add(out.failed_methods as u64, Ordering::Relaxed);
+            for f in &out.failures {
+                a.log(&format!("method {cname}.{f} left uninstrumented"));
+            }
+        }
+        let Some(nb) = out.bytes else { return };
+        let mut mem: *mut u8 = std::ptr::null_mut();
+        if jvmti!(jv, Allocate, nb.len() as jlong, &mut mem) != 0 || mem.is_null() {
+            a.log(&format!("class {cname}: JVMTI Allocate failed; left uninstrumented"));
+            return;
+        }
+        std::ptr::copy_nonoverlapping(nb.as_ptr(), mem, nb.len());
+        *new_len = nb.len() as jint;
+        *new_data = mem;
+        a.stats.classes_instrumented.fetch_add(1, Ordering::Relaxed);
+    }));
+}

@@ -159,6 +159,12 @@ impl TraceWriter {
         self.meta().log.seal()
     }
 
+    /// Seals the metadata log and writes its end frame, for a writer that cannot be
+    /// consumed (the agent keeps it in a global). Later metadata records fail.
+    pub fn finish_meta(&self) -> io::Result<()> {
+        self.meta().log.finish()
+    }
+
     /// Seals and closes the metadata log. Thread logs are finished by their owners
     /// ([`ThreadLog::finish`], or when dropped).
     pub fn finish(self) -> io::Result<()> {

@@ -1,0 +1,69 @@
+//! Generates the JNI/JVMTI bindings from the JDK's own headers (bindgen; needs libclang,
+//! installed by scripts/setup-deps.sh) and compiles the runtime class `jrace.rt.R`, which
+//! the agent embeds and defines at VM start. Bindings are generated, never committed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `$JAVA_HOME`, else the JDK that `javac` on the PATH belongs to.
+fn java_home() -> Option<PathBuf> {
+    if let Ok(h) = std::env::var("JAVA_HOME") {
+        let h = PathBuf::from(h);
+        if h.join("include/jvmti.h").exists() {
+            return Some(h);
+        }
+    }
+    let javac = which("javac")?;
+    let real = std::fs::canonicalize(javac).ok()?;
+    let home = real.parent()?.parent()?.to_path_buf();
+    home.join("include/jvmti.h").exists().then_some(home)
+}
+
+fn which(cmd: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(cmd))
+            .find(|c| c.is_file())
+    })
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=runtime");
+    println!("cargo:rerun-if-env-changed=JAVA_HOME");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let home = java_home().unwrap_or_else(|| {
+        panic!(
+            "jrace-agent needs a JDK (jvmti.h and javac): set JAVA_HOME or put javac on the \
+             PATH (scripts/setup-deps.sh installs openjdk-17-jdk-headless)"
+        )
+    });
+    let include = home.join("include");
+    bindgen::Builder::default()
+        .header(include.join("jvmti.h").to_string_lossy())
+        .clang_arg(format!("-I{}", include.display()))
+        .clang_arg(format!("-I{}", include.join("linux").display()))
+        .allowlist_type("jvmti.*|JNI.*|jni.*|_jvmti.*|_jobject|j.*")
+        .allowlist_var("JNI_.*|JVMTI_.*")
+        .derive_default(true)
+        .layout_tests(false)
+        .generate()
+        .expect("bindgen over jvmti.h failed (is libclang-dev installed?)")
+        .write_to_file(out.join("jvmti_bindings.rs"))
+        .expect("writing the JVMTI bindings");
+
+    let classes = out.join("runtime-classes");
+    let _ = std::fs::create_dir_all(&classes);
+    let src = Path::new("runtime/jrace/rt/R.java");
+    let javac = home.join("bin/javac");
+    let status = Command::new(&javac)
+        .args(["--release", "11", "-d"])
+        .arg(&classes)
+        .arg(src)
+        .status()
+        .unwrap_or_else(|e| panic!("running {}: {e}", javac.display()));
+    assert!(status.success(), "javac failed on {}", src.display());
+    println!(
+        "cargo:rustc-env=JRACE_RUNTIME_CLASS={}",
+        classes.join("jrace/rt/R.class").display()
+    );
+}

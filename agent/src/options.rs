@@ -1,0 +1,140 @@
+//! The agent's options (`-agentpath:libjrace_agent.so=out=DIR,exclude=a.*;b.*,...`,
+//! DESIGN.md §4) and the class globs that decide what is instrumented.
+
+use std::path::PathBuf;
+
+/// JDK internals, excluded unless `include=` takes classes back (DESIGN.md §4).
+pub const DEFAULT_EXCLUDES: &[&str] = &["java.*", "javax.*", "jdk.*", "sun.*", "com.sun.*"];
+
+#[derive(Clone, Debug)]
+pub struct AgentOptions {
+    pub out: PathBuf,
+    pub exclude: Vec<String>,
+    pub include: Vec<String>,
+    pub branches: bool,
+    pub barrier: bool,
+    pub tree: bool,
+    /// Stop recording (not the program) when the trace reaches this many bytes.
+    pub max_bytes: Option<u64>,
+}
+
+impl AgentOptions {
+    /// Parses the option string; `Err` says which option is wrong and what was expected.
+    pub fn parse(s: &str) -> Result<AgentOptions, String> {
+        let mut o = AgentOptions {
+            out: PathBuf::new(),
+            exclude: DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect(),
+            include: Vec::new(),
+            branches: true,
+            barrier: false,
+            tree: false,
+            max_bytes: None,
+        };
+        let mut out = None;
+        for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("option `{part}`: expected KEY=VALUE"))?;
+            let flag = |v: &str| match v {
+                "1" | "true" | "yes" | "on" => Ok(true),
+                "0" | "false" | "no" | "off" => Ok(false),
+                _ => Err(format!("option `{k}`: expected 0 or 1, found `{v}`")),
+            };
+            match k.trim() {
+                "out" => out = Some(PathBuf::from(v)),
+                "exclude" => o.exclude.extend(globs(v)),
+                "include" => o.include.extend(globs(v)),
+                "branches" => o.branches = flag(v)?,
+                "barrier" => o.barrier = flag(v)?,
+                "tree" => o.tree = flag(v)?,
+                "max_mb" => {
+                    let mb: u64 = v
+                        .parse()
+                        .map_err(|_| format!("option `max_mb`: expected a number, found `{v}`"))?;
+                    o.max_bytes = Some(mb.saturating_mul(1 << 20));
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown option `{k}` (expected out, exclude, include, branches, barrier, tree or max_mb)"
+                    ))
+                }
+            }
+        }
+        o.out = out.ok_or("missing option out=DIR (where to write the trace)")?;
+        Ok(o)
+    }
+
+    /// Whether the class with this internal name (`a/b/C`) is instrumented.
+    pub fn instruments(&self, internal_name: &str) -> bool {
+        if internal_name.starts_with("jrace/") || internal_name == "java/lang/Object" {
+            return false;
+        }
+        let dotted = internal_name.replace('/', ".");
+        if self.include.iter().any(|g| glob_match(g, &dotted)) {
+            return true;
+        }
+        !self.exclude.iter().any(|g| glob_match(g, &dotted))
+    }
+}
+
+fn globs(v: &str) -> impl Iterator<Item = String> + '_ {
+    v.split(';')
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .map(String::from)
+}
+
+/// `*` matches any run of characters (dots included); everything else matches itself.
+pub fn glob_match(glob: &str, s: &str) -> bool {
+    let (g, s) = (glob.as_bytes(), s.as_bytes());
+    let (mut gi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if gi < g.len() && g[gi] == b'*' {
+            star = Some((gi, si));
+            gi += 1;
+        } else if gi < g.len() && g[gi] == s[si] {
+            gi += 1;
+            si += 1;
+        } else if let Some((sg, ss)) = star {
+            gi = sg + 1;
+            si = ss + 1;
+            star = Some((sg, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    g[gi..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_cross_dots() {
+        assert!(glob_match("java.*", "java.util.HashMap"));
+        assert!(glob_match("*Test", "a.b.FooTest"));
+        assert!(!glob_match("java.*", "javax.swing.JFrame"));
+        assert!(glob_match("a.*.C", "a.b.c.C"));
+        assert!(glob_match("Main", "Main"));
+        assert!(!glob_match("Main", "Main$1"));
+    }
+
+    #[test]
+    fn parses_options() {
+        let o = AgentOptions::parse("out=/tmp/t,exclude=org.foo.*;com.bar.*,branches=0,max_mb=5")
+            .unwrap();
+        assert_eq!(o.out, PathBuf::from("/tmp/t"));
+        assert!(!o.branches);
+        assert!(!o.instruments("org/foo/X"));
+        assert!(!o.instruments("java/util/HashMap"));
+        assert!(o.instruments("demo/Bank"));
+        assert_eq!(o.max_bytes, Some(5 << 20));
+        let o = AgentOptions::parse("out=d,include=java.util.concurrent.*").unwrap();
+        assert!(o.instruments("java/util/concurrent/FutureTask"));
+        assert!(AgentOptions::parse("exclude=x").unwrap_err().contains("out=DIR"));
+        assert!(AgentOptions::parse("out=d,bogus=1").unwrap_err().contains("bogus"));
+        assert!(AgentOptions::parse("out=d,branches=maybe").is_err());
+    }
+}

@@ -1,0 +1,1599 @@
+//! The recorder behind `jrace.rt.R`: one native per hook, writing events into the calling
+//! thread's own log.
+//!
+//! # The hot path touches only per-thread state
+//! A hook finds its thread's [`ThreadState`] through a thread-local, locks that state's own
+//! mutex (uncontended: only `VMDeath` ever takes it from another thread, to seal the logs
+//! of threads still running at exit), looks its site up in an append-only table (no lock),
+//! and appends to the thread's memory-mapped log. Names (variables, locks, threads) are
+//! interned through a per-thread cache in front of one global table; only a name's first
+//! use takes the global lock and writes its metadata record, before the event that uses it.
+//!
+//! # Stamps: how the global order is recovered
+//! Every event carries a stamp (nanoseconds on `CLOCK_MONOTONIC`, which Linux keeps
+//! consistent across CPUs), never decreasing within a thread; the reader merges threads by
+//! `(stamp, thread)`. Hooks that *publish* (writes, releases, fork, notify, wait, volatile
+//! writes) run before the operation and take their stamp first; hooks that *observe*
+//! (reads, acquires, join, wake, volatile reads) run after it. So whenever one thread's
+//! operation is seen by another's, the first stamp was taken before the second: a read
+//! sorts after the write it saw, an acquire after the release it follows. Synchronization
+//! events additionally pass through one global `fetch_max` (a shared word touched only by
+//! synchronization, never by plain accesses), which breaks the ties a coarse clock could
+//! leave between a release and the acquire after it. Two plain accesses of different
+//! threads closer in time than the clock's resolution may sort either way; only their
+//! recorded values can then disagree with the order, and only for a racy pair.
+//!
+//! # Object identity
+//! Object ids are JVMTI tags handed out from a never-reused 63-bit counter (per-thread
+//! blocks of ids, so the counter is touched once per 1024 new objects). A tag lives and
+//! dies with its object, so two live objects never share an id (unlike identity hashes).
+//! Tagging a fresh object takes a global lock, so two threads cannot give it two ids.
+
+use crate::jvmti::*;
+use crate::options::AgentOptions;
+use crate::sites::{ClassInfo, Site, SiteKind};
+use crate::{jni, jvmti};
+use jrace_trace::binlog::{Table, ThreadLog, TraceWriter};
+use jrace_trace::model::{Event, Kind, LocDetail};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
+
+const ACC_FINAL: u16 = 0x0010;
+const ACC_VOLATILE: u16 = 0x0040;
+
+// ---------------------------------------------------------------------------------------
+// Sites
+
+const SEG_BITS: u32 = 12;
+const SEG: usize = 1 << SEG_BITS;
+const MAX_SEGS: usize = 1 << 16;
+
+/// A registered site with its location id and, once first executed, its resolution.
+pub struct SiteEntry {
+    pub site: Site,
+    pub loc: u32,
+    resolved: OnceLock<Resolved>,
+}
+
+/// What a site records, decided at its first execution (when the classes it names are
+/// loaded and described).
+#[derive(Clone, Copy, Debug)]
+enum Resolved {
+    /// Record nothing (final fields).
+    Skip,
+    /// A field: its static name, whether volatile, and the class-initialization marker
+    /// (static name) of the declaring class when that class has an instrumented `<clinit>`.
+    Field {
+        static_id: u32,
+        volatile: bool,
+        init: Option<u32>,
+    },
+    /// An array element whose static name is the element type.
+    Array { static_id: u32 },
+    Call(CallOp),
+    Other,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CallOp {
+    Start,
+    Join,
+    Wait,
+    Notify,
+    NotifyAll,
+    /// Anything else; what it means depends on the receiver's class.
+    Library(LibOp),
+}
+
+/// How a library method acts on its receiver, by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LibOp {
+    Lock,
+    TryLock,
+    Unlock,
+    Await,
+    Signal,
+    SignalAll,
+    /// Reads the receiver's state (collections) / a volatile read (atomics).
+    Read,
+    /// Writes it / a volatile write.
+    Write,
+    /// Reads and writes it atomically (CAS, getAndAdd...); for other classes: modifies.
+    Update,
+}
+
+/// Append-only: segments are allocated once and never move, so readers index without a
+/// lock.
+struct SiteTable {
+    segs: Box<[AtomicPtr<OnceLock<SiteEntry>>]>,
+    len: Mutex<u32>,
+}
+
+impl SiteTable {
+    fn new() -> SiteTable {
+        SiteTable {
+            segs: (0..MAX_SEGS)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            len: Mutex::new(0),
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: i32) -> Option<&SiteEntry> {
+        let id = u32::try_from(id).ok()? as usize;
+        let seg = self.segs.get(id >> SEG_BITS)?.load(Ordering::Acquire);
+        if seg.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null segment pointer came from a leaked boxed slice of SEG cells.
+        unsafe { (*seg.add(id & (SEG - 1))).get() }
+    }
+
+    /// Adds an entry; `None` when the table is full.
+    fn push(&self, e: SiteEntry) -> Option<i32> {
+        let mut len = lock(&self.len);
+        let id = *len as usize;
+        let s = id >> SEG_BITS;
+        if s >= MAX_SEGS || id > i32::MAX as usize {
+            return None;
+        }
+        let mut seg = self.segs[s].load(Ordering::Acquire);
+        if seg.is_null() {
+            let cells: Box<[OnceLock<SiteEntry>]> = (0..SEG).map(|_| OnceLock::new()).collect();
+            seg = Box::leak(cells).as_mut_ptr();
+            self.segs[s].store(seg, Ordering::Release);
+        }
+        // SAFETY: as in `get`; the cell is fresh (ids are handed out once, under the lock).
+        let _ = unsafe { (*seg.add(id & (SEG - 1))).set(e) };
+        *len += 1;
+        Some(id as i32)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Global state
+
+/// Global names: each is interned once and its metadata record written before first use.
+#[derive(Default)]
+struct Names {
+    statics: FxHashMap<String, u32>,
+    static_names: Vec<String>,
+    vars: FxHashMap<(u64, u32), u32>,
+    locks: FxHashMap<u64, u32>,
+    locs: FxHashMap<String, u32>,
+    /// Java thread id (`Thread.getId`) -> dense trace thread id.
+    threads: FxHashMap<i64, u32>,
+    thread_names: FxHashSet<String>,
+    forked: FxHashSet<u32>,
+    /// Classes (static id of their marker) with an instrumented `<clinit>`.
+    clinit_classes: FxHashSet<u32>,
+    /// ... whose `<clinit>` has completed.
+    init_done: FxHashSet<u32>,
+}
+
+/// JNI handles looked up once in VMInit.
+struct Java {
+    thread_class: jclass,
+    get_id: jmethodID,
+    get_name: jmethodID,
+    is_alive: jmethodID,
+    current_thread: jmethodID,
+    reentrant_lock: jclass,
+    rl_sync: jfieldID,
+    read_lock: jclass,
+    read_lock_sync: jfieldID,
+    write_lock: jclass,
+    write_lock_sync: jfieldID,
+    condition: jclass,
+    condition_owner: jfieldID,
+}
+
+/// What the recorder knows about a receiver's class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClassModel {
+    None,
+    Thread,
+    ReentrantLock,
+    ReadLock,
+    WriteLock,
+    Condition,
+    Atomic,
+    /// Thread-safe `java.util.concurrent` classes (and synchronized legacy collections):
+    /// every call on one object is ordered with every other, as observed.
+    Concurrent,
+    /// Non-thread-safe `java.util` collections: calls read or write `<obj>.$state`.
+    Collection,
+}
+
+pub struct Agent {
+    jvmti: *mut jvmtiEnv,
+    pub opts: AgentOptions,
+    pub writer: TraceWriter,
+    start: Instant,
+    sync_clock: AtomicU64,
+    sites: SiteTable,
+    names: Mutex<Names>,
+    classes: Mutex<FxHashMap<String, ClassInfo>>,
+    threads: Mutex<Vec<Arc<Mutex<ThreadState>>>>,
+    tag_lock: Mutex<()>,
+    next_ids: AtomicU64,
+    rmw: Mutex<()>,
+    pub stopped: AtomicBool,
+    java: OnceLock<Java>,
+    errors: Mutex<Option<std::fs::File>>,
+    pub stats: Stats,
+}
+
+#[derive(Default)]
+pub struct Stats {
+    pub classes_seen: AtomicU64,
+    pub classes_instrumented: AtomicU64,
+    pub classes_failed: AtomicU64,
+    pub methods_failed: AtomicU64,
+    pub instrument_nanos: AtomicU64,
+    pub events: AtomicU64,
+}
+
+// SAFETY: the JVMTI environment pointer and the JNI handles kept here (global references,
+// method and field ids) are valid in every thread for the JVM's lifetime.
+unsafe impl Send for Agent {}
+unsafe impl Sync for Agent {}
+
+static AGENT: OnceLock<Agent> = OnceLock::new();
+
+pub fn agent() -> Option<&'static Agent> {
+    AGENT.get()
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Agent {
+    /// Creates the global agent (once).
+    pub fn install(
+        jvmti: *mut jvmtiEnv,
+        opts: AgentOptions,
+        writer: TraceWriter,
+    ) -> &'static Agent {
+        let errors = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(writer.dir().join("agent.log"))
+            .ok();
+        let mut names = Names::default();
+        // Location 0 is "no location" (thread begin and end).
+        names.locs.insert(String::new(), 0);
+        let _ = writer.loc(0, "", None);
+        AGENT.get_or_init(|| Agent {
+            jvmti,
+            opts,
+            writer,
+            start: Instant::now(),
+            sync_clock: AtomicU64::new(0),
+            sites: SiteTable::new(),
+            names: Mutex::new(names),
+            classes: Mutex::new(FxHashMap::default()),
+            threads: Mutex::new(Vec::new()),
+            tag_lock: Mutex::new(()),
+            next_ids: AtomicU64::new(1),
+            rmw: Mutex::new(()),
+            stopped: AtomicBool::new(false),
+            java: OnceLock::new(),
+            errors: Mutex::new(errors),
+            stats: Stats::default(),
+        })
+    }
+
+    /// Writes a line to DIR/agent.log (never to the program's streams).
+    pub fn log(&self, msg: &str) {
+        if let Some(f) = lock(&self.errors).as_mut() {
+            let _ = writeln!(f, "{msg}");
+        }
+    }
+
+    /// Describes a class (for resolving field sites later).
+    pub fn add_class(&self, info: ClassInfo) {
+        lock(&self.classes).insert(info.name.clone(), info);
+    }
+
+    /// Registers a site: interns its location (writing the record) and returns its id.
+    pub fn add_site(&self, site: Site) -> i32 {
+        let loc = {
+            let l = &site.loc;
+            let token = match (&l.file, l.line) {
+                (Some(f), Some(n)) => format!("{f}:{n}"),
+                _ => format!("{}.{}@{}", l.class, l.method, l.bci),
+            };
+            let mut n = lock(&self.names);
+            let len = n.locs.len() as u32;
+            let id = *n.locs.entry(token.clone()).or_insert(len);
+            if id == len {
+                let detail = LocDetail {
+                    class: l.class.clone(),
+                    method: l.method.clone(),
+                    file: l.file.clone(),
+                    line: l.line,
+                    bci: Some(l.bci),
+                };
+                self.io(self.writer.loc(id, &token, Some(&detail)));
+            }
+            if let SiteKind::ClassInit = site.kind {
+                let m = intern_static(self, &mut n, &format!("{}.<clinit>", l.class));
+                n.clinit_classes.insert(m);
+            }
+            id
+        };
+        self.sites
+            .push(SiteEntry {
+                site,
+                loc,
+                resolved: OnceLock::new(),
+            })
+            .unwrap_or(-1)
+    }
+
+    fn io(&self, r: std::io::Result<()>) {
+        if let Err(e) = r {
+            self.log(&format!("write error: {e}"));
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64 + 1
+    }
+
+    /// Looks up the JNI handles the hooks need; called in VMInit.
+    ///
+    /// # Safety
+    /// `env` is the JNI environment of the calling thread.
+    pub unsafe fn init_java(&self, env: *mut JNIEnv) -> Result<(), String> {
+        let class = |name: &str| -> Result<jclass, String> {
+            let c = CString::new(name).unwrap();
+            let k = jni!(env, FindClass, c.as_ptr());
+            if k.is_null() {
+                jni!(env, ExceptionClear);
+                return Err(format!("class {name} not found"));
+            }
+            Ok(jni!(env, NewGlobalRef, k) as jclass)
+        };
+        let method = |k: jclass, name: &str, sig: &str, is_static: bool| {
+            let (n, s) = (CString::new(name).unwrap(), CString::new(sig).unwrap());
+            let m = if is_static {
+                jni!(env, GetStaticMethodID, k, n.as_ptr(), s.as_ptr())
+            } else {
+                jni!(env, GetMethodID, k, n.as_ptr(), s.as_ptr())
+            };
+            if m.is_null() {
+                jni!(env, ExceptionClear);
+                return Err(format!("method {name}{sig} not found"));
+            }
+            Ok(m)
+        };
+        let field = |k: jclass, name: &str, sig: &str| {
+            let (n, s) = (CString::new(name).unwrap(), CString::new(sig).unwrap());
+            let f = jni!(env, GetFieldID, k, n.as_ptr(), s.as_ptr());
+            if f.is_null() {
+                jni!(env, ExceptionClear);
+            }
+            f
+        };
+        let thread_class = class("java/lang/Thread")?;
+        let reentrant_lock = class("java/util/concurrent/locks/ReentrantLock")?;
+        let read_lock = class("java/util/concurrent/locks/ReentrantReadWriteLock$ReadLock")?;
+        let write_lock = class("java/util/concurrent/locks/ReentrantReadWriteLock$WriteLock")?;
+        let condition =
+            class("java/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject")?;
+        let rw_sync = "Ljava/util/concurrent/locks/ReentrantReadWriteLock$Sync;";
+        let java = Java {
+            thread_class,
+            get_id: method(thread_class, "getId", "()J", false)?,
+            get_name: method(thread_class, "getName", "()Ljava/lang/String;", false)?,
+            is_alive: method(thread_class, "isAlive", "()Z", false)?,
+            current_thread: method(thread_class, "currentThread", "()Ljava/lang/Thread;", true)?,
+            reentrant_lock,
+            rl_sync: field(
+                reentrant_lock,
+                "sync",
+                "Ljava/util/concurrent/locks/ReentrantLock$Sync;",
+            ),
+            read_lock,
+            read_lock_sync: field(read_lock, "sync", rw_sync),
+            write_lock,
+            write_lock_sync: field(write_lock, "sync", rw_sync),
+            condition,
+            condition_owner: field(
+                condition,
+                "this$0",
+                "Ljava/util/concurrent/locks/AbstractQueuedSynchronizer;",
+            ),
+        };
+        let _ = self.java.set(java);
+        Ok(())
+    }
+
+    /// Ends recording: seals the log of every thread still running (their later events
+    /// are dropped) and the metadata. Called in VMDeath.
+    pub fn shutdown(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        let threads = std::mem::take(&mut *lock(&self.threads));
+        for t in threads {
+            let mut t = lock(&t);
+            if let Some(log) = t.log.take() {
+                self.io(log.finish());
+            }
+        }
+        let s = &self.stats;
+        let kv = [
+            ("branches", if self.opts.branches { 1 } else { 0 }),
+            ("classes_seen", s.classes_seen.load(Ordering::Relaxed)),
+            (
+                "instrumented_classes",
+                s.classes_instrumented.load(Ordering::Relaxed),
+            ),
+            (
+                "uninstrumented_classes",
+                s.classes_failed.load(Ordering::Relaxed),
+            ),
+            (
+                "uninstrumented_methods",
+                s.methods_failed.load(Ordering::Relaxed),
+            ),
+            (
+                "instrument_ms",
+                s.instrument_nanos.load(Ordering::Relaxed) / 1_000_000,
+            ),
+        ];
+        for (k, v) in kv {
+            self.io(self.writer.set_meta(k, &v.to_string()));
+        }
+        self.io(self.writer.finish_meta());
+    }
+}
+
+fn intern_static(a: &Agent, n: &mut Names, name: &str) -> u32 {
+    if let Some(&id) = n.statics.get(name) {
+        return id;
+    }
+    let id = n.static_names.len() as u32;
+    n.statics.insert(name.to_string(), id);
+    n.static_names.push(name.to_string());
+    a.io(a.writer.name(Table::Static, id, name));
+    id
+}
+
+// ---------------------------------------------------------------------------------------
+// Per-thread state
+
+pub struct ThreadState {
+    tid: u32,
+    log: Option<ThreadLog>,
+    last: u64,
+    /// Monitors and locks held: object -> (re-entrancy count, lock id).
+    held: FxHashMap<u64, (u32, u32)>,
+    /// A `wait` whose `wake` is not recorded yet (the wait ended by an exception).
+    pending_wake: Option<u32>,
+    /// Monitors of the synchronized methods on the stack, innermost last.
+    sync_stack: Vec<u64>,
+    seen_init: FxHashSet<u32>,
+    vars: FxHashMap<(u64, u32), u32>,
+    locks: FxHashMap<u64, u32>,
+    models: FxHashMap<u64, ClassModel>,
+    ids: (u64, u64),
+}
+
+thread_local! {
+    static STATE: RefCell<Option<Arc<Mutex<ThreadState>>>> = const { RefCell::new(None) };
+    static IN_HOOK: Cell<bool> = const { Cell::new(false) };
+    /// This thread has ended (or could not get a log): record nothing more.
+    static DONE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What a hook works with.
+struct Cx<'a> {
+    a: &'static Agent,
+    env: *mut JNIEnv,
+    t: &'a mut ThreadState,
+}
+
+/// Runs a hook body on this thread's state: no re-entry (JNI calls made by a hook may run
+/// Java code), no panic escapes, nothing after the VM's death.
+#[inline]
+fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
+    let Some(a) = AGENT.get() else { return };
+    if a.stopped.load(Ordering::Relaxed) || IN_HOOK.with(|h| h.replace(true)) {
+        return;
+    }
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let Some(ts) = thread_state(a, env) else {
+            return;
+        };
+        let mut g = lock(&ts);
+        if g.log.is_none() {
+            return;
+        }
+        let mut cx = Cx { a, env, t: &mut g };
+        f(&mut cx);
+    }));
+    IN_HOOK.with(|h| h.set(false));
+    if r.is_err() {
+        a.log("internal error: a hook panicked; the event was dropped");
+    }
+}
+
+fn thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mutex<ThreadState>>> {
+    if let Some(s) = STATE.with(|s| s.borrow().clone()) {
+        return Some(s);
+    }
+    if DONE.with(|d| d.get()) {
+        return None;
+    }
+    let s = unsafe { new_thread_state(a, env) };
+    match s {
+        Some(s) => {
+            STATE.with(|c| *c.borrow_mut() = Some(s.clone()));
+            lock(&a.threads).push(s.clone());
+            Some(s)
+        }
+        None => {
+            DONE.with(|d| d.set(true));
+            None
+        }
+    }
+}
+
+unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mutex<ThreadState>>> {
+    let java = a.java.get()?;
+    let me = jni!(env, CallStaticObjectMethod, java.thread_class, java.current_thread);
+    if me.is_null() {
+        jni!(env, ExceptionClear);
+        return None;
+    }
+    let tid = thread_id(a, java, env, me)?;
+    jni!(env, DeleteLocalRef, me);
+    let log = match a.writer.thread_log(tid) {
+        Ok(l) => l,
+        Err(e) => {
+            a.log(&format!("thread {tid}: cannot open its log: {e}"));
+            return None;
+        }
+    };
+    let mut t = ThreadState {
+        tid,
+        log: Some(log),
+        last: 0,
+        held: FxHashMap::default(),
+        pending_wake: None,
+        sync_stack: Vec::new(),
+        seen_init: FxHashSet::default(),
+        vars: FxHashMap::default(),
+        locks: FxHashMap::default(),
+        models: FxHashMap::default(),
+        ids: (0, 0),
+    };
+    let mut cx = Cx { a, env, t: &mut t };
+    cx.emit(Kind::Begin, 0, 0, None, true);
+    Some(Arc::new(Mutex::new(t)))
+}
+
+/// The trace's id for a `Thread` object: dense ids in order of first sight (Java's own
+/// ids are sparse), named with the thread's name when first seen.
+unsafe fn thread_id(a: &Agent, java: &Java, env: *mut JNIEnv, thread: jobject) -> Option<u32> {
+    let jid = jni!(
+        env,
+        CallNonvirtualLongMethod,
+        thread,
+        java.thread_class,
+        java.get_id
+    );
+    if jni!(env, ExceptionCheck) != 0 {
+        jni!(env, ExceptionClear);
+        return None;
+    }
+    if let Some(&t) = lock(&a.names).threads.get(&jid) {
+        return Some(t);
+    }
+    let name = jni!(
+        env,
+        CallNonvirtualObjectMethod,
+        thread,
+        java.thread_class,
+        java.get_name
+    );
+    let mut s = format!("thread-{jid}");
+    if jni!(env, ExceptionCheck) != 0 {
+        jni!(env, ExceptionClear);
+    } else if !name.is_null() {
+        let chars = jni!(env, GetStringUTFChars, name as jstring, std::ptr::null_mut());
+        if !chars.is_null() {
+            s = CStr::from_ptr(chars).to_string_lossy().into_owned();
+            jni!(env, ReleaseStringUTFChars, name as jstring, chars);
+        }
+        jni!(env, DeleteLocalRef, name);
+    }
+    let mut n = lock(&a.names);
+    let len = n.threads.len() as u32;
+    let t = *n.threads.entry(jid).or_insert(len);
+    if t == len {
+        // Thread names need not be unique: a repeated name gets the Java id appended.
+        let taken = n.thread_names.insert(s.clone());
+        let shown = if taken { s } else { format!("{s}#{jid}") };
+        a.io(a.writer.name(Table::Thread, t, &shown));
+    }
+    Some(t)
+}
+
+/// ThreadEnd: records `end` and seals the thread's log.
+pub fn thread_end() {
+    let Some(a) = AGENT.get() else { return };
+    DONE.with(|d| d.set(true));
+    let Some(ts) = STATE.with(|s| s.borrow_mut().take()) else {
+        return;
+    };
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let mut g = lock(&ts);
+        if g.log.is_some() {
+            let mut cx = Cx {
+                a,
+                env: std::ptr::null_mut(),
+                t: &mut g,
+            };
+            cx.emit(Kind::End, 0, 0, None, true);
+            if let Some(log) = g.log.take() {
+                a.io(log.finish());
+            }
+        }
+        drop(g);
+        lock(&a.threads).retain(|t| !Arc::ptr_eq(t, &ts));
+    }));
+}
+
+// ---------------------------------------------------------------------------------------
+// Recording
+
+impl Cx<'_> {
+    fn emit(&mut self, kind: Kind, target: u32, loc: u32, value: Option<i64>, sync: bool) {
+        if let Some(l) = self.t.pending_wake {
+            if kind != Kind::Wake {
+                self.t.pending_wake = None;
+                self.emit(Kind::Wake, l, loc, None, true);
+            }
+        }
+        let a = self.a;
+        let mut s = a.now().max(self.t.last);
+        if sync {
+            s = s.max(a.sync_clock.load(Ordering::Acquire) + 1);
+            a.sync_clock.fetch_max(s, Ordering::AcqRel);
+        }
+        self.t.last = s;
+        let mut e = Event::new(self.t.tid, kind, target, loc);
+        if let Some(v) = value {
+            e = e.with_value(v);
+        }
+        if let Some(log) = self.t.log.as_mut() {
+            if let Err(e) = log.append(s, &e) {
+                a.log(&format!("thread {}: {e}; recording stopped", self.t.tid));
+                self.t.log = None;
+            }
+        }
+    }
+
+    /// The object's id (0 for null).
+    unsafe fn obj(&mut self, o: jobject) -> u64 {
+        if o.is_null() {
+            return 0;
+        }
+        let jv = self.a.jvmti;
+        let mut tag: jlong = 0;
+        jvmti!(jv, GetTag, o, &mut tag);
+        if tag != 0 {
+            return tag as u64;
+        }
+        let _g = lock(&self.a.tag_lock);
+        jvmti!(jv, GetTag, o, &mut tag);
+        if tag != 0 {
+            return tag as u64;
+        }
+        if self.t.ids.0 == self.t.ids.1 {
+            let b = self.a.next_ids.fetch_add(1024, Ordering::Relaxed);
+            self.t.ids = (b, b + 1024);
+        }
+        let id = self.t.ids.0;
+        self.t.ids.0 += 1;
+        jvmti!(jv, SetTag, o, id as jlong);
+        id
+    }
+
+    /// Interns the variable `key` (object, static id; arrays: object|1<<63, index).
+    fn var(&mut self, key: (u64, u32), static_id: u32, name: impl FnOnce(&Names) -> String) -> u32 {
+        if let Some(&v) = self.t.vars.get(&key) {
+            return v;
+        }
+        let a = self.a;
+        let mut n = lock(&a.names);
+        let len = n.vars.len() as u32;
+        let v = *n.vars.entry(key).or_insert(len);
+        if v == len {
+            let s = name(&n);
+            a.io(a.writer.var(v, static_id, &s));
+        }
+        drop(n);
+        if self.t.vars.len() > 1 << 20 {
+            self.t.vars.clear();
+        }
+        self.t.vars.insert(key, v);
+        v
+    }
+
+    fn field_var(&mut self, obj: u64, static_id: u32) -> u32 {
+        self.var((obj, static_id), static_id, |n| {
+            let s = &n.static_names[static_id as usize];
+            if obj == 0 {
+                s.clone()
+            } else {
+                format!("{obj}.{s}")
+            }
+        })
+    }
+
+    unsafe fn lock_id(&mut self, obj: u64, o: jobject) -> u32 {
+        if let Some(&l) = self.t.locks.get(&obj) {
+            return l;
+        }
+        let class = if o.is_null() {
+            String::from("lock")
+        } else {
+            self.class_name(o)
+        };
+        let a = self.a;
+        let mut n = lock(&a.names);
+        let len = n.locks.len() as u32;
+        let l = *n.locks.entry(obj).or_insert(len);
+        if l == len {
+            let short = class.rsplit('.').next().unwrap_or(&class).to_string();
+            a.io(a.writer.name(Table::Lock, l, &format!("{short}@{obj}")));
+        }
+        drop(n);
+        self.t.locks.insert(obj, l);
+        l
+    }
+
+    /// The dotted name of the object's class.
+    unsafe fn class_name(&mut self, o: jobject) -> String {
+        let env = self.env;
+        if env.is_null() {
+            return String::from("?");
+        }
+        let k = jni!(env, GetObjectClass, o);
+        let mut sig: *mut c_char = std::ptr::null_mut();
+        let jv = self.a.jvmti;
+        let r = jvmti!(jv, GetClassSignature, k, &mut sig, std::ptr::null_mut());
+        jni!(env, DeleteLocalRef, k);
+        if r != 0 || sig.is_null() {
+            return String::from("?");
+        }
+        let s = CStr::from_ptr(sig).to_string_lossy().into_owned();
+        jvmti!(jv, Deallocate, sig as *mut u8);
+        signature_to_name(&s)
+    }
+
+    fn site(&self, site: i32) -> Option<&'static SiteEntry> {
+        self.a.sites.get(site)
+    }
+
+    fn resolve(&self, e: &'static SiteEntry) -> Resolved {
+        *e.resolved.get_or_init(|| resolve_site(self.a, &e.site))
+    }
+
+    // --- accesses ---
+
+    unsafe fn field(&mut self, write: bool, o: jobject, site: i32, value: i64) {
+        let Some(e) = self.site(site) else { return };
+        let Resolved::Field {
+            static_id,
+            volatile,
+            ..
+        } = self.resolve(e)
+        else {
+            return;
+        };
+        let obj = self.obj(o);
+        if obj == 0 {
+            return;
+        }
+        let v = self.field_var(obj, static_id);
+        let kind = match (write, volatile) {
+            (false, false) => Kind::Read,
+            (true, false) => Kind::Write,
+            (false, true) => Kind::VRead,
+            (true, true) => Kind::VWrite,
+        };
+        self.emit(kind, v, e.loc, Some(value), volatile);
+    }
+
+    fn static_field(&mut self, write: bool, site: i32, value: i64) {
+        let Some(e) = self.site(site) else { return };
+        let Resolved::Field {
+            static_id,
+            volatile,
+            init,
+        } = self.resolve(e)
+        else {
+            return;
+        };
+        if let Some(m) = init {
+            if !self.t.seen_init.contains(&m) {
+                let done = lock(&self.a.names).init_done.contains(&m);
+                if done {
+                    self.t.seen_init.insert(m);
+                    let mv = self.field_var(0, m);
+                    self.emit(Kind::VRead, mv, e.loc, Some(1), true);
+                }
+            }
+        }
+        let v = self.field_var(0, static_id);
+        let kind = match (write, volatile) {
+            (false, false) => Kind::Read,
+            (true, false) => Kind::Write,
+            (false, true) => Kind::VRead,
+            (true, true) => Kind::VWrite,
+        };
+        self.emit(kind, v, e.loc, Some(value), volatile);
+    }
+
+    unsafe fn array(&mut self, write: bool, arr: jobject, idx: i32, site: i32, value: i64) {
+        let Some(e) = self.site(site) else { return };
+        let Resolved::Array { static_id } = self.resolve(e) else {
+            return;
+        };
+        let obj = self.obj(arr);
+        if obj == 0 || idx < 0 {
+            return;
+        }
+        let v = self.var((obj | 1 << 63, idx as u32), static_id, |_| {
+            format!("{obj}[{idx}]")
+        });
+        let kind = if write { Kind::Write } else { Kind::Read };
+        self.emit(kind, v, e.loc, Some(value), false);
+    }
+
+    // --- locks ---
+
+    unsafe fn acquire(&mut self, o: jobject, loc: u32) {
+        let obj = self.obj(o);
+        if obj == 0 {
+            return;
+        }
+        self.acquire_obj(obj, o, loc);
+    }
+
+    unsafe fn acquire_obj(&mut self, obj: u64, o: jobject, loc: u32) {
+        let l = self.lock_id(obj, o);
+        let c = self.t.held.entry(obj).or_insert((0, l));
+        c.0 += 1;
+        if c.0 == 1 {
+            self.emit(Kind::Acquire, l, loc, None, true);
+        }
+    }
+
+    unsafe fn release(&mut self, o: jobject, loc: u32) {
+        let obj = self.obj(o);
+        self.release_obj(obj, loc);
+    }
+
+    fn release_obj(&mut self, obj: u64, loc: u32) {
+        let Some(c) = self.t.held.get_mut(&obj) else {
+            return;
+        };
+        c.0 -= 1;
+        if c.0 == 0 {
+            let l = c.1;
+            self.t.held.remove(&obj);
+            self.emit(Kind::Release, l, loc, None, true);
+        }
+    }
+
+    /// `Object.wait` / `Condition.await` on a held lock: `wait` now, `wake` when it
+    /// returns (or at the thread's next event, if it ends by an exception).
+    fn wait(&mut self, obj: u64, loc: u32) {
+        if let Some(&(_, l)) = self.t.held.get(&obj) {
+            self.emit(Kind::Wait, l, loc, None, true);
+            self.t.pending_wake = Some(l);
+        }
+    }
+
+    fn wake(&mut self, obj: u64, loc: u32) {
+        if let (Some(l), Some(&(_, held))) = (self.t.pending_wake, self.t.held.get(&obj)) {
+            if l == held {
+                self.t.pending_wake = None;
+                self.emit(Kind::Wake, l, loc, None, true);
+            }
+        }
+    }
+
+    fn notify(&mut self, obj: u64, all: bool, loc: u32) {
+        if let Some(&(_, l)) = self.t.held.get(&obj) {
+            let k = if all { Kind::NotifyAll } else { Kind::Notify };
+            self.emit(k, l, loc, None, true);
+        }
+    }
+
+    /// A volatile read, write or atomic read-modify-write of `<obj>.<field>`.
+    fn sync_var(&mut self, obj: u64, field: &str, loc: u32, read: bool, write: bool) {
+        let sid = {
+            let mut n = lock(&self.a.names);
+            intern_static(self.a, &mut n, field)
+        };
+        let v = self.field_var(obj, sid);
+        if read && write {
+            // Consecutive stamps for the pair, as if one atomic event.
+            let _g = lock(&self.a.rmw);
+            self.emit(Kind::VRead, v, loc, None, true);
+            self.emit(Kind::VWrite, v, loc, None, true);
+        } else if read {
+            self.emit(Kind::VRead, v, loc, None, true);
+        } else if write {
+            self.emit(Kind::VWrite, v, loc, None, true);
+        }
+    }
+
+    fn plain_state(&mut self, obj: u64, loc: u32, write: bool) {
+        let sid = {
+            let mut n = lock(&self.a.names);
+            intern_static(self.a, &mut n, "$state")
+        };
+        let v = self.field_var(obj, sid);
+        let k = if write { Kind::Write } else { Kind::Read };
+        self.emit(k, v, loc, None, false);
+    }
+
+    // --- calls ---
+
+    unsafe fn model(&mut self, o: jobject) -> ClassModel {
+        let env = self.env;
+        let k = jni!(env, GetObjectClass, o);
+        let kid = self.obj(k);
+        if let Some(&m) = self.t.models.get(&kid) {
+            jni!(env, DeleteLocalRef, k);
+            return m;
+        }
+        let java = self.a.java.get().unwrap();
+        let is = |c: jclass| jni!(env, IsAssignableFrom, k, c) != 0;
+        let m = if is(java.thread_class) {
+            ClassModel::Thread
+        } else if is(java.reentrant_lock) {
+            ClassModel::ReentrantLock
+        } else if is(java.read_lock) {
+            ClassModel::ReadLock
+        } else if is(java.write_lock) {
+            ClassModel::WriteLock
+        } else if is(java.condition) {
+            ClassModel::Condition
+        } else {
+            let name = self.class_name(o);
+            class_model(&name)
+        };
+        jni!(env, DeleteLocalRef, k);
+        self.t.models.insert(kid, m);
+        m
+    }
+
+    unsafe fn object_field(&mut self, o: jobject, f: jfieldID) -> jobject {
+        if f.is_null() {
+            return std::ptr::null_mut();
+        }
+        jni!(self.env, GetObjectField, o, f)
+    }
+
+    /// The object whose identity stands for a `java.util.concurrent` lock: its `sync`.
+    unsafe fn lock_object(&mut self, o: jobject, m: ClassModel) -> jobject {
+        let java = self.a.java.get().unwrap();
+        let f = match m {
+            ClassModel::ReentrantLock => java.rl_sync,
+            ClassModel::ReadLock => java.read_lock_sync,
+            ClassModel::WriteLock => java.write_lock_sync,
+            ClassModel::Condition => java.condition_owner,
+            _ => return o,
+        };
+        let s = self.object_field(o, f);
+        if s.is_null() {
+            o
+        } else {
+            s
+        }
+    }
+
+    unsafe fn call(&mut self, when: When, o: jobject, site: i32) {
+        let Some(e) = self.site(site) else { return };
+        let Resolved::Call(op) = self.resolve(e) else {
+            return;
+        };
+        if o.is_null() {
+            return;
+        }
+        let loc = e.loc;
+        match (op, when) {
+            (CallOp::Start, When::Before) => self.fork(o, loc),
+            (CallOp::Join, When::After(_)) => self.join(o, loc),
+            (CallOp::Wait, When::Before) => {
+                let obj = self.obj(o);
+                self.wait(obj, loc)
+            }
+            (CallOp::Wait, When::After(_)) => {
+                let obj = self.obj(o);
+                self.wake(obj, loc)
+            }
+            (CallOp::Notify, When::Before) => {
+                let obj = self.obj(o);
+                self.notify(obj, false, loc)
+            }
+            (CallOp::NotifyAll, When::Before) => {
+                let obj = self.obj(o);
+                self.notify(obj, true, loc)
+            }
+            (CallOp::Library(op), _) => self.library(op, when, o, loc),
+            _ => {}
+        }
+    }
+
+    unsafe fn library(&mut self, op: LibOp, when: When, o: jobject, loc: u32) {
+        let m = self.model(o);
+        let before = matches!(when, When::Before);
+        match m {
+            ClassModel::None | ClassModel::Thread => {}
+            ClassModel::ReentrantLock | ClassModel::WriteLock | ClassModel::ReadLock => {
+                let lo = self.lock_object(o, m);
+                let obj = self.obj(lo);
+                let read = m == ClassModel::ReadLock;
+                let acquired = match (op, when) {
+                    (LibOp::Lock, When::After(_)) => true,
+                    (LibOp::TryLock, When::After(Some(ok))) => ok,
+                    _ => false,
+                };
+                if acquired {
+                    if read {
+                        // Readers share the lock: order them after the last write
+                        // unlock only.
+                        self.sync_var(obj, "$writer", loc, true, false);
+                    } else {
+                        self.acquire_obj(obj, lo, loc);
+                        self.sync_var(obj, "$readers", loc, true, false);
+                    }
+                } else if op == LibOp::Unlock && before {
+                    if read {
+                        self.sync_var(obj, "$readers", loc, true, true);
+                    } else if self.t.held.get(&obj).is_some_and(|c| c.0 == 1) {
+                        self.sync_var(obj, "$writer", loc, false, true);
+                        self.release_obj(obj, loc);
+                    } else {
+                        self.release_obj(obj, loc);
+                    }
+                }
+            }
+            ClassModel::Condition => {
+                let lo = self.lock_object(o, m);
+                let obj = self.obj(lo);
+                match (op, before) {
+                    (LibOp::Await, true) => self.wait(obj, loc),
+                    (LibOp::Await, false) => self.wake(obj, loc),
+                    (LibOp::Signal, true) => self.notify(obj, false, loc),
+                    (LibOp::SignalAll, true) => self.notify(obj, true, loc),
+                    _ => {}
+                }
+            }
+            ClassModel::Atomic => {
+                let obj = self.obj(o);
+                match (op, before) {
+                    (LibOp::Read, false) => self.sync_var(obj, "$value", loc, true, false),
+                    (LibOp::Write, true) => self.sync_var(obj, "$value", loc, false, true),
+                    (LibOp::Update, false) => self.sync_var(obj, "$value", loc, true, true),
+                    _ => {}
+                }
+            }
+            ClassModel::Concurrent => {
+                // Before and after every call: ordered with every other call on the
+                // object as observed (sound, possibly more order than the class gives).
+                let obj = self.obj(o);
+                self.sync_var(obj, "$sync", loc, true, true);
+            }
+            ClassModel::Collection => {
+                let obj = self.obj(o);
+                match (op, before) {
+                    (LibOp::Read, false) => self.plain_state(obj, loc, false),
+                    (LibOp::Write | LibOp::Update, true) => self.plain_state(obj, loc, true),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    unsafe fn fork(&mut self, o: jobject, loc: u32) {
+        if self.model(o) != ClassModel::Thread {
+            return;
+        }
+        let java = self.a.java.get().unwrap();
+        let Some(child) = thread_id(self.a, java, self.env, o) else {
+            return;
+        };
+        if lock(&self.a.names).forked.insert(child) {
+            self.emit(Kind::Fork, child, loc, None, true);
+        }
+    }
+
+    unsafe fn join(&mut self, o: jobject, loc: u32) {
+        if self.model(o) != ClassModel::Thread {
+            return;
+        }
+        let java = self.a.java.get().unwrap();
+        let env = self.env;
+        let alive = jni!(
+            env,
+            CallNonvirtualBooleanMethod,
+            o,
+            java.thread_class,
+            java.is_alive
+        );
+        if jni!(env, ExceptionCheck) != 0 {
+            jni!(env, ExceptionClear);
+            return;
+        }
+        if alive != 0 {
+            return;
+        }
+        let Some(child) = thread_id(self.a, java, env, o) else {
+            return;
+        };
+        if child == self.t.tid {
+            return;
+        }
+        self.emit(Kind::Join, child, loc, None, true);
+    }
+}
+
+#[derive(Clone, Copy)]
+enum When {
+    Before,
+    /// After a normal return; the boolean result when the method returns one.
+    After(Option<bool>),
+}
+
+fn signature_to_name(sig: &str) -> String {
+    let mut dims = 0;
+    let mut s = sig;
+    while let Some(r) = s.strip_prefix('[') {
+        dims += 1;
+        s = r;
+    }
+    let base = match s {
+        "Z" => "boolean".to_string(),
+        "B" => "byte".to_string(),
+        "C" => "char".to_string(),
+        "S" => "short".to_string(),
+        "I" => "int".to_string(),
+        "J" => "long".to_string(),
+        "F" => "float".to_string(),
+        "D" => "double".to_string(),
+        _ => s
+            .strip_prefix('L')
+            .and_then(|x| x.strip_suffix(';'))
+            .unwrap_or(s)
+            .replace('/', "."),
+    };
+    base + &"[]".repeat(dims)
+}
+
+/// The model of a library class, by its dotted name.
+fn class_model(name: &str) -> ClassModel {
+    if name.starts_with("java.util.concurrent.atomic.") {
+        return ClassModel::Atomic;
+    }
+    if name.starts_with("java.util.concurrent.") {
+        return ClassModel::Concurrent;
+    }
+    const SYNCHRONIZED: &[&str] = &[
+        "java.util.Vector",
+        "java.util.Stack",
+        "java.util.Hashtable",
+        "java.util.Properties",
+    ];
+    if SYNCHRONIZED.contains(&name) || name.starts_with("java.util.Collections$Synchronized") {
+        return ClassModel::Concurrent;
+    }
+    if name.starts_with("java.util.") && !name.starts_with("java.util.stream.") {
+        return ClassModel::Collection;
+    }
+    ClassModel::None
+}
+
+fn lib_op(name: &str) -> LibOp {
+    match name {
+        "lock" | "lockInterruptibly" => LibOp::Lock,
+        "tryLock" => LibOp::TryLock,
+        "unlock" => LibOp::Unlock,
+        "await" | "awaitNanos" | "awaitUninterruptibly" | "awaitUntil" => LibOp::Await,
+        "signal" => LibOp::Signal,
+        "signalAll" => LibOp::SignalAll,
+        "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" | "add" | "addAll"
+        | "addFirst" | "addLast" | "put" | "putAll" | "putIfAbsent" | "remove"
+        | "removeAll" | "removeIf" | "retainAll" | "clear" | "offer" | "offerFirst"
+        | "offerLast" | "poll" | "pollFirst" | "pollLast" | "push" | "pop" | "sort"
+        | "replace" | "replaceAll" | "compute" | "computeIfAbsent" | "computeIfPresent"
+        | "merge" | "removeFirst" | "removeLast" | "trimToSize" | "ensureCapacity"
+        | "setSize" => LibOp::Write,
+        "get" | "getPlain" | "getOpaque" | "getAcquire" | "intValue" | "longValue"
+        | "doubleValue" | "floatValue" | "contains" | "containsKey" | "containsValue"
+        | "containsAll" | "size" | "isEmpty" | "indexOf" | "lastIndexOf" | "iterator"
+        | "listIterator" | "spliterator" | "peek" | "peekFirst" | "peekLast" | "element"
+        | "getFirst" | "getLast" | "first" | "last" | "keySet" | "values" | "entrySet"
+        | "forEach" | "stream" | "parallelStream" | "toArray" | "equals" | "hashCode"
+        | "toString" | "getOrDefault" | "subList" | "headMap" | "tailMap" | "subMap"
+        | "headSet" | "tailSet" | "subSet" | "firstKey" | "lastKey" | "ceilingKey"
+        | "floorKey" | "higherKey" | "lowerKey" | "clone" | "descendingIterator" => {
+            LibOp::Read
+        }
+        _ => LibOp::Update,
+    }
+}
+
+fn resolve_site(a: &Agent, site: &Site) -> Resolved {
+    match &site.kind {
+        SiteKind::FieldRead { owner, name, .. }
+        | SiteKind::FieldWrite { owner, name, .. }
+        | SiteKind::StaticRead { owner, name, .. }
+        | SiteKind::StaticWrite { owner, name, .. } => {
+            let Some((decl, flags)) = resolve_field(a, owner, name).or_else(|| {
+                // A class the hook never saw was loaded before the agent: a JDK class,
+                // whose fields the program only reads (System.out and the like).
+                a.opts
+                    .instruments(owner)
+                    .then(|| (owner.clone(), 0))
+            }) else {
+                return Resolved::Skip;
+            };
+            if flags & ACC_FINAL != 0 {
+                return Resolved::Skip;
+            }
+            let class = decl.replace('/', ".");
+            let mut n = lock(&a.names);
+            let static_id = intern_static(a, &mut n, &format!("{class}.{name}"));
+            let marker = n.statics.get(&format!("{class}.<clinit>")).copied();
+            let init = marker.filter(|m| n.clinit_classes.contains(m));
+            Resolved::Field {
+                static_id,
+                volatile: flags & ACC_VOLATILE != 0,
+                init,
+            }
+        }
+        SiteKind::ArrayRead { elem } | SiteKind::ArrayWrite { elem } => {
+            let mut n = lock(&a.names);
+            let name = format!("{}[]", signature_to_name(elem));
+            Resolved::Array {
+                static_id: intern_static(a, &mut n, &name),
+            }
+        }
+        SiteKind::Call { name, desc, .. } => Resolved::Call(match (name.as_str(), desc.as_str()) {
+            ("start", "()V") => CallOp::Start,
+            ("join", "()V" | "(J)V" | "(JI)V") => CallOp::Join,
+            ("wait", "()V" | "(J)V" | "(JI)V") => CallOp::Wait,
+            ("notify", "()V") => CallOp::Notify,
+            ("notifyAll", "()V") => CallOp::NotifyAll,
+            _ => CallOp::Library(lib_op(name)),
+        }),
+        _ => Resolved::Other,
+    }
+}
+
+/// Finds the class declaring field `name` as seen from `owner` (JVMS §5.4.3.2 order:
+/// the class, its interfaces, then its superclass), with the field's flags.
+fn resolve_field(a: &Agent, owner: &str, name: &str) -> Option<(String, u16)> {
+    let classes = lock(&a.classes);
+    let mut todo = vec![owner.to_string()];
+    let mut seen = FxHashSet::default();
+    while let Some(c) = todo.pop() {
+        if !seen.insert(c.clone()) {
+            continue;
+        }
+        let Some(info) = classes.get(&c) else {
+            continue;
+        };
+        if let Some(f) = info.fields.iter().find(|f| f.0 == name) {
+            return Some((c, f.2));
+        }
+        if let Some(s) = &info.super_name {
+            todo.push(s.clone());
+        }
+        todo.extend(info.interfaces.iter().rev().cloned());
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------
+// The natives
+
+type Env = *mut JNIEnv;
+
+fn f2i(v: f32) -> i64 {
+    v.to_bits() as i64
+}
+fn d2i(v: f64) -> i64 {
+    v.to_bits() as i64
+}
+
+macro_rules! obj_value {
+    ($cx:expr, $v:expr) => {
+        $cx.obj($v) as i64
+    };
+}
+
+unsafe extern "C" fn rd_i(env: Env, _: jclass, v: jint, o: jobject, site: jint) {
+    hook(env, |cx| cx.field(false, o, site, v as i64));
+}
+unsafe extern "C" fn rd_j(env: Env, _: jclass, v: jlong, o: jobject, site: jint) {
+    hook(env, |cx| cx.field(false, o, site, v));
+}
+unsafe extern "C" fn rd_f(env: Env, _: jclass, v: jfloat, o: jobject, site: jint) {
+    hook(env, |cx| cx.field(false, o, site, f2i(v)));
+}
+unsafe extern "C" fn rd_d(env: Env, _: jclass, v: jdouble, o: jobject, site: jint) {
+    hook(env, |cx| cx.field(false, o, site, d2i(v)));
+}
+unsafe extern "C" fn rd_a(env: Env, _: jclass, v: jobject, o: jobject, site: jint) {
+    hook(env, |cx| {
+        let v = obj_value!(cx, v);
+        cx.field(false, o, site, v)
+    });
+}
+unsafe extern "C" fn wr_i(env: Env, _: jclass, o: jobject, v: jint, site: jint) {
+    hook(env, |cx| cx.field(true, o, site, v as i64));
+}
+unsafe extern "C" fn wr_j(env: Env, _: jclass, o: jobject, v: jlong, site: jint) {
+    hook(env, |cx| cx.field(true, o, site, v));
+}
+unsafe extern "C" fn wr_f(env: Env, _: jclass, o: jobject, v: jfloat, site: jint) {
+    hook(env, |cx| cx.field(true, o, site, f2i(v)));
+}
+unsafe extern "C" fn wr_d(env: Env, _: jclass, o: jobject, v: jdouble, site: jint) {
+    hook(env, |cx| cx.field(true, o, site, d2i(v)));
+}
+unsafe extern "C" fn wr_a(env: Env, _: jclass, o: jobject, v: jobject, site: jint) {
+    hook(env, |cx| {
+        let v = obj_value!(cx, v);
+        cx.field(true, o, site, v)
+    });
+}
+unsafe extern "C" fn sr_i(env: Env, _: jclass, v: jint, site: jint) {
+    hook(env, |cx| cx.static_field(false, site, v as i64));
+}
+unsafe extern "C" fn sr_j(env: Env, _: jclass, v: jlong, site: jint) {
+    hook(env, |cx| cx.static_field(false, site, v));
+}
+unsafe extern "C" fn sr_f(env: Env, _: jclass, v: jfloat, site: jint) {
+    hook(env, |cx| cx.static_field(false, site, f2i(v)));
+}
+unsafe extern "C" fn sr_d(env: Env, _: jclass, v: jdouble, site: jint) {
+    hook(env, |cx| cx.static_field(false, site, d2i(v)));
+}
+unsafe extern "C" fn sr_a(env: Env, _: jclass, v: jobject, site: jint) {
+    hook(env, |cx| {
+        let v = obj_value!(cx, v);
+        cx.static_field(false, site, v)
+    });
+}
+unsafe extern "C" fn sw_i(env: Env, _: jclass, v: jint, site: jint) {
+    hook(env, |cx| cx.static_field(true, site, v as i64));
+}
+unsafe extern "C" fn sw_j(env: Env, _: jclass, v: jlong, site: jint) {
+    hook(env, |cx| cx.static_field(true, site, v));
+}
+unsafe extern "C" fn sw_f(env: Env, _: jclass, v: jfloat, site: jint) {
+    hook(env, |cx| cx.static_field(true, site, f2i(v)));
+}
+unsafe extern "C" fn sw_d(env: Env, _: jclass, v: jdouble, site: jint) {
+    hook(env, |cx| cx.static_field(true, site, d2i(v)));
+}
+unsafe extern "C" fn sw_a(env: Env, _: jclass, v: jobject, site: jint) {
+    hook(env, |cx| {
+        let v = obj_value!(cx, v);
+        cx.static_field(true, site, v)
+    });
+}
+unsafe extern "C" fn ar_i(env: Env, _: jclass, v: jint, a: jobject, i: jint, site: jint) {
+    hook(env, |cx| cx.array(false, a, i, site, v as i64));
+}
+unsafe extern "C" fn ar_j(env: Env, _: jclass, v: jlong, a: jobject, i: jint, site: jint) {
+    hook(env, |cx| cx.array(false, a, i, site, v));
+}
+unsafe extern "C" fn ar_f(env: Env, _: jclass, v: jfloat, a: jobject, i: jint, site: jint) {
+    hook(env, |cx| cx.array(false, a, i, site, f2i(v)));
+}
+unsafe extern "C" fn ar_d(env: Env, _: jclass, v: jdouble, a: jobject, i: jint, site: jint) {
+    hook(env, |cx| cx.array(false, a, i, site, d2i(v)));
+}
+unsafe extern "C" fn ar_a(env: Env, _: jclass, v: jobject, a: jobject, i: jint, site: jint) {
+    hook(env, |cx| {
+        let v = obj_value!(cx, v);
+        cx.array(false, a, i, site, v)
+    });
+}
+unsafe extern "C" fn aw_i(env: Env, _: jclass, a: jobject, i: jint, v: jint, site: jint) {
+    hook(env, |cx| cx.array(true, a, i, site, v as i64));
+}
+unsafe extern "C" fn aw_j(env: Env, _: jclass, a: jobject, i: jint, v: jlong, site: jint) {
+    hook(env, |cx| cx.array(true, a, i, site, v));
+}
+unsafe extern "C" fn aw_f(env: Env, _: jclass, a: jobject, i: jint, v: jfloat, site: jint) {
+    hook(env, |cx| cx.array(true, a, i, site, f2i(v)));
+}
+unsafe extern "C" fn aw_d(env: Env, _: jclass, a: jobject, i: jint, v: jdouble, site: jint) {
+    hook(env, |cx| cx.array(true, a, i, site, d2i(v)));
+}
+unsafe extern "C" fn aw_a(env: Env, _: jclass, a: jobject, i: jint, v: jobject, site: jint) {
+    hook(env, |cx| {
+        let v = obj_value!(cx, v);
+        cx.array(true, a, i, site, v)
+    });
+}
+unsafe extern "C" fn menter(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, |cx| {
+        if let Some(e) = cx.site(site) {
+            cx.acquire(o, e.loc)
+        }
+    });
+}
+unsafe extern "C" fn mexit(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, |cx| {
+        if let Some(e) = cx.site(site) {
+            cx.release(o, e.loc)
+        }
+    });
+}
+unsafe extern "C" fn senter(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, |cx| {
+        if let Some(e) = cx.site(site) {
+            let obj = cx.obj(o);
+            cx.t.sync_stack.push(obj);
+            cx.acquire_obj(obj, o, e.loc)
+        }
+    });
+}
+unsafe extern "C" fn sexit(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, |cx| {
+        if let Some(e) = cx.site(site) {
+            let obj = cx.obj(o);
+            if cx.t.sync_stack.last() == Some(&obj) {
+                cx.t.sync_stack.pop();
+            }
+            cx.release_obj(obj, e.loc)
+        }
+    });
+}
+unsafe extern "C" fn sthrow(env: Env, _: jclass, site: jint) {
+    hook(env, |cx| {
+        if let (Some(e), Some(obj)) = (cx.site(site), cx.t.sync_stack.pop()) {
+            cx.release_obj(obj, e.loc)
+        }
+    });
+}
+unsafe extern "C" fn before(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, |cx| cx.call(When::Before, o, site));
+}
+unsafe extern "C" fn after(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, |cx| cx.call(When::After(None), o, site));
+}
+unsafe extern "C" fn after_z(env: Env, _: jclass, r: jboolean, o: jobject, site: jint) {
+    hook(env, |cx| cx.call(When::After(Some(r != 0)), o, site));
+}
+unsafe extern "C" fn tenter(env: Env, _: jclass, _o: jobject, _site: jint) {
+    // Task hand-off through executors is modelled at the call sites for now.
+    let _ = env;
+}
+unsafe extern "C" fn texit(env: Env, _: jclass, _o: jobject, _site: jint) {
+    let _ = env;
+}
+unsafe extern "C" fn br(env: Env, _: jclass, site: jint) {
+    hook(env, |cx| {
+        if let Some(e) = cx.site(site) {
+            cx.emit(Kind::Branch, 0, e.loc, None, false)
+        }
+    });
+}
+unsafe extern "C" fn clinit(env: Env, _: jclass, site: jint) {
+    hook(env, |cx| {
+        let Some(e) = cx.site(site) else { return };
+        let a = cx.a;
+        let m = {
+            let mut n = lock(&a.names);
+            intern_static(a, &mut n, &format!("{}.<clinit>", e.site.loc.class))
+        };
+        let v = cx.field_var(0, m);
+        cx.t.seen_init.insert(m);
+        cx.emit(Kind::VWrite, v, e.loc, Some(1), true);
+        lock(&a.names).init_done.insert(m);
+    });
+}
+
+/// Binds every native of `jrace.rt.R`.
+///
+/// # Safety
+/// `env` is the calling thread's JNI environment and `class` the defined runtime class.
+pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), String> {
+    const O: &str = "Ljava/lang/Object;";
+    let o = O;
+    let table: Vec<(&str, String, *mut c_void)> = vec![
+        ("rdI", format!("(I{o}I)V"), rd_i as *mut c_void),
+        ("rdJ", format!("(J{o}I)V"), rd_j as *mut c_void),
+        ("rdF", format!("(F{o}I)V"), rd_f as *mut c_void),
+        ("rdD", format!("(D{o}I)V"), rd_d as *mut c_void),
+        ("rdA", format!("({o}{o}I)V"), rd_a as *mut c_void),
+        ("wrI", format!("({o}II)V"), wr_i as *mut c_void),
+        ("wrJ", format!("({o}JI)V"), wr_j as *mut c_void),
+        ("wrF", format!("({o}FI)V"), wr_f as *mut c_void),
+        ("wrD", format!("({o}DI)V"), wr_d as *mut c_void),
+        ("wrA", format!("({o}{o}I)V"), wr_a as *mut c_void),
+        ("srI", "(II)V".into(), sr_i as *mut c_void),
+        ("srJ", "(JI)V".into(), sr_j as *mut c_void),
+        ("srF", "(FI)V".into(), sr_f as *mut c_void),
+        ("srD", "(DI)V".into(), sr_d as *mut c_void),
+        ("srA", format!("({o}I)V"), sr_a as *mut c_void),
+        ("swI", "(II)V".into(), sw_i as *mut c_void),
+        ("swJ", "(JI)V".into(), sw_j as *mut c_void),
+        ("swF", "(FI)V".into(), sw_f as *mut c_void),
+        ("swD", "(DI)V".into(), sw_d as *mut c_void),
+        ("swA", format!("({o}I)V"), sw_a as *mut c_void),
+        ("arI", format!("(I{o}II)V"), ar_i as *mut c_void),
+        ("arJ", format!("(J{o}II)V"), ar_j as *mut c_void),
+        ("arF", format!("(F{o}II)V"), ar_f as *mut c_void),
+        ("arD", format!("(D{o}II)V"), ar_d as *mut c_void),
+        ("arA", format!("({o}{o}II)V"), ar_a as *mut c_void),
+        ("awI", format!("({o}III)V"), aw_i as *mut c_void),
+        ("awJ", format!("({o}IJI)V"), aw_j as *mut c_void),
+        ("awF", format!("({o}IFI)V"), aw_f as *mut c_void),
+        ("awD", format!("({o}IDI)V"), aw_d as *mut c_void),
+        ("awA", format!("({o}I{o}I)V"), aw_a as *mut c_void),
+        ("menter", format!("({o}I)V"), menter as *mut c_void),
+        ("mexit", format!("({o}I)V"), mexit as *mut c_void),
+        ("senter", format!("({o}I)V"), senter as *mut c_void),
+        ("sexit", format!("({o}I)V"), sexit as *mut c_void),
+        ("sthrow", "(I)V".into(), sthrow as *mut c_void),
+        ("before", format!("({o}I)V"), before as *mut c_void),
+        ("after", format!("({o}I)V"), after as *mut c_void),
+        ("afterZ", format!("(Z{o}I)V"), after_z as *mut c_void),
+        ("tenter", format!("({o}I)V"), tenter as *mut c_void),
+        ("texit", format!("({o}I)V"), texit as *mut c_void),
+        ("br", "(I)V".into(), br as *mut c_void),
+        ("clinit", "(I)V".into(), clinit as *mut c_void),
+    ];
+    let names: Vec<(CString, CString)> = table
+        .iter()
+        .map(|(n, s, _)| (CString::new(*n).unwrap(), CString::new(s.as_str()).unwrap()))
+        .collect();
+    let methods: Vec<JNINativeMethod> = table
+        .iter()
+        .zip(&names)
+        .map(|((_, _, f), (n, s))| JNINativeMethod {
+            name: n.as_ptr() as *mut c_char,
+            signature: s.as_ptr() as *mut c_char,
+            fnPtr: *f,
+        })
+        .collect();
+    let r = jni!(
+        env,
+        RegisterNatives,
+        class,
+        methods.as_ptr(),
+        methods.len() as jint
+    );
+    if r != 0 {
+        jni!(env, ExceptionDescribe);
+        jni!(env, ExceptionClear);
+        return Err(format!("RegisterNatives failed ({r})"));
+    }
+    Ok(())
+}
