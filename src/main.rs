@@ -13,6 +13,8 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod record;
+
 const DEMO_TRACE: &str = include_str!("../examples/bank.std");
 
 #[derive(Parser)]
@@ -53,7 +55,20 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Analyze a bundled racy example and print its report.
+    /// Run a Java program under the recording agent, writing a trace directory.
+    #[command(after_help = RECORD_HELP)]
+    Record {
+        #[command(flatten)]
+        record: record::RecordOptions,
+        /// The program: `java [JVM options] MAIN|-jar JAR [args]`, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Record a Java program, then analyze its trace (record's and analyze's options).
+    #[command(after_help = DETECTOR_HELP)]
+    Run(RunArgs),
+    /// Record a bundled racy Java program (falls back to its recorded trace without a JVM)
+    /// and print the report.
     Demo,
     /// Show the witness schedule of one race: per-thread columns, locks held, the prefix
     /// run as recorded elided, where the schedule departs from the recording, the race.
@@ -86,6 +101,37 @@ struct WitnessArgs {
 }
 
 const DETECTOR_HELP: &str = "Detectors (-d):\n  hb       happens-before with vector clocks; sound for the first race only\n  shb      schedulable happens-before; every race it reports is real\n  m2       M2; every race it reports is real; complete for 2 threads and says\n           when it is complete; slow on traces of millions of events\n  wcp      weak causal precedence; finds races hb misses by reordering critical sections\n  cp       causally-precedes; between hb and wcp\n  lockset  Eraser's lockset; warnings only, not sound\n  all      every detector above\nDefault: hb,shb,wcp.\n\nWith --witness, each race carries a schedule that makes its two accesses adjacent, checked\nagainst the trace's rules (locks, fork/join, wait/notify, every read keeps its writer), or\nnull when none is found.";
+
+const RECORD_HELP: &str = "The program's standard streams pass through untouched; jrace prints \
+nothing of its own (DIR/record.log has the summary, DIR/agent.log the agent's messages). \
+The exit status is the program's (128+N when it is killed by signal N); 2 only for jrace's \
+own usage errors.\n\n\
+The agent can also be loaded by hand:\n  java -agentpath:/path/to/libjrace_agent.so=out=DIR[,exclude=a.*;b.*][,include=..][,branches=0] ...\n\n\
+Examples:\n  jrace record -o bank.trace -- java -cp classes demo.Bank\n  jrace record --exclude 'org.apache.derby.*' -- java -jar app.jar\n  jrace analyze bank.trace";
+
+#[derive(clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    record: record::RecordOptions,
+    /// Comma-separated detectors, or `all`.
+    #[arg(short, long, value_delimiter = ',', default_value = "hb,shb,wcp")]
+    detectors: Vec<String>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Exit with status 1 when any race is reported.
+    #[arg(long)]
+    fail_on_race: bool,
+    /// Attach a validated witness schedule to each race.
+    #[arg(long)]
+    witness: bool,
+    /// The program: `java [JVM options] MAIN|-jar JAR [args]`, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
 
 #[derive(clap::Args)]
 struct AnalyzeArgs {
@@ -138,6 +184,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(args) => analyze(&args),
         Command::Stats { trace } => stats(&trace),
         Command::Convert { trace, to, output } => convert(&trace, to, &output),
+        Command::Record { record, command } => {
+            let (_, status) = record::record(&record, &command)?;
+            Ok(ExitCode::from(record::exit_code(status)))
+        }
+        Command::Run(args) => run_cmd(&args),
         Command::Demo => demo(),
         Command::Witness(args) => witness_cmd(&args),
     }
@@ -278,6 +329,26 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let path = args.trace.clone();
     let rep = analyze_source(&args.trace, &|| open(&path), &names, args.witness)?;
     emit(&rep, args.format, args.output.as_deref())?;
+    Ok(if args.fail_on_race && !rep.races.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
+    let names = detector_names(&args.detectors)?;
+    let (dir, status) = record::record(&args.record, &args.command)?;
+    if !status.success() {
+        eprintln!(
+            "jrace: the program exited with status {}; analyzing what it did",
+            record::exit_code(status)
+        );
+    }
+    let d2 = dir.clone();
+    let rep = analyze_source(&dir, &|| open(&d2), &names, args.witness)?;
+    emit(&rep, args.format, args.report.as_deref())?;
+    eprintln!("jrace: trace in {}", dir.display());
     Ok(if args.fail_on_race && !rep.races.is_empty() {
         ExitCode::from(1)
     } else {
@@ -455,9 +526,53 @@ fn convert(path: &Path, to: ConvertTo, output: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Records java-harness/src/demo/Bank.java under the agent; `None` when this machine
+/// cannot (no JVM, no agent, no compiled harness), with the reason.
+fn demo_record(dir: &Path) -> std::result::Result<PathBuf, String> {
+    let classes = PathBuf::from(env!("JRACE_HARNESS_CLASSES"));
+    if !classes.join("demo/Bank.class").is_file() {
+        return Err(format!("{} has no demo/Bank.class", classes.display()));
+    }
+    record::agent_path().map_err(|e| e.to_string())?;
+    let trace = dir.join("bank.trace");
+    let opts = record::RecordOptions {
+        output: Some(trace.clone()),
+        ..Default::default()
+    };
+    let cmd = vec![
+        "java".to_string(),
+        "-cp".to_string(),
+        classes.to_string_lossy().into_owned(),
+        "demo.Bank".to_string(),
+    ];
+    match record::record(&opts, &cmd) {
+        Ok((t, s)) if s.success() => Ok(t),
+        Ok((_, s)) => Err(format!("java exited with status {}", record::exit_code(s))),
+        Err(e) => Err(format!("{e:#}")),
+    }
+}
+
 fn demo() -> Result<ExitCode> {
     let dir = std::env::temp_dir().join(format!("jrace-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
+    eprintln!(
+        "jrace demo: recording a small bank program (2 tellers, 1 auditor: \
+         java-harness/src/demo/Bank.java) under the agent"
+    );
+    match demo_record(&dir) {
+        Ok(trace) => {
+            eprintln!("            trace: {}\n", trace.display());
+            let names = detector_names(&["all".to_owned()])?;
+            let t2 = trace.clone();
+            let rep = analyze_source(&trace, &|| open(&t2), &names, false)?;
+            emit(&rep, Format::Text, None)?;
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(why) => eprintln!(
+            "jrace demo: cannot record here ({why}); analyzing a recorded run instead"
+        ),
+    }
     let path = dir.join("bank.std");
     std::fs::write(&path, DEMO_TRACE)?;
     eprintln!(
