@@ -25,6 +25,11 @@ pub struct CodeEditor {
     idx_of: Vec<u32>,
     before: Vec<Vec<Insn>>,
     after: Vec<Vec<Insn>>,
+    /// Code at the very start of the method, run once per call (no jump lands in it).
+    prologue: Vec<Insn>,
+    /// A catch-all handler after the last instruction: its code (ending in `athrow`) and the
+    /// stack depth it needs (the exception included).
+    handler: Option<(Vec<Insn>, u16)>,
     extra_stack: u16,
     extra_locals: u16,
 }
@@ -48,7 +53,7 @@ pub struct ApplyStats {
 /// New positions of everything, for one choice of widenings and trampolines.
 struct Layout {
     /// Start of the code inserted before instruction i (= where jumps to i land); `start[n]`
-    /// is the new code length.
+    /// is the end of the original code and its trampolines (where a catch-all handler goes).
     start: Vec<u32>,
     /// Offset of original instruction i.
     at: Vec<u32>,
@@ -56,6 +61,10 @@ struct Layout {
     end: Vec<u32>,
     /// Offset of the trampoline of branch instruction i.
     tramp_at: BTreeMap<usize, u32>,
+    /// Offset of the catch-all handler (= the end of everything else), if there is one.
+    handler_at: Option<u32>,
+    /// The new code length.
+    total: u32,
 }
 
 impl CodeEditor {
@@ -76,6 +85,8 @@ impl CodeEditor {
             idx_of,
             before: vec![Vec::new(); n],
             after: vec![Vec::new(); n],
+            prologue: Vec::new(),
+            handler: None,
             extra_stack: 0,
             extra_locals: 0,
         })
@@ -101,7 +112,9 @@ impl CodeEditor {
     }
     /// True when something was inserted.
     pub fn is_modified(&self) -> bool {
-        self.before.iter().chain(&self.after).any(|v| !v.is_empty())
+        !self.prologue.is_empty()
+            || self.handler.is_some()
+            || self.before.iter().chain(&self.after).any(|v| !v.is_empty())
     }
 
     fn check_seq(&self, i: usize, seq: &[Insn]) -> Result<()> {
@@ -165,6 +178,41 @@ impl CodeEditor {
         Ok(())
     }
 
+    /// Inserts `seq` at the very start of the method, ahead of the code inserted before
+    /// instruction 0: it runs once per invocation, even when instruction 0 is the target of
+    /// a jump (a loop at the start of the method), because jumps, handlers, line numbers and
+    /// frames of instruction 0 land after it. It runs in the method's initial frame (the
+    /// locals of the descriptor, an empty stack) and must be stack-neutral, with no control
+    /// flow. Local variable ranges starting at 0 start after it. Several prologues run in
+    /// the order they were added.
+    pub fn insert_prologue(&mut self, seq: &[Insn], extra_stack: u16) -> Result<()> {
+        self.check_seq(0, seq)?;
+        self.prologue.extend_from_slice(seq);
+        self.extra_stack = self.extra_stack.max(extra_stack);
+        Ok(())
+    }
+
+    /// Adds an exception handler for any exception (`catch_type` 0) that covers all of the
+    /// original code (not the prologue), placed after the last instruction, and listed last
+    /// in the exception table so that every existing handler takes precedence. It runs
+    /// `seq` with the exception on the stack and then `athrow`s it: `seq` must leave the
+    /// stack as it found it, without control flow; `stack` is the depth it needs, the
+    /// exception included. The handler gets a stack map frame with no locals and the stack
+    /// `[java/lang/Throwable]` (a StackMapTable is created if the method has none; classes
+    /// before version 50 get no frame). At most one per method. Not for constructors that
+    /// may run code before their `this()`/`super()` call: a handler whose frame has no
+    /// `uninitializedThis` cannot cover such code.
+    pub fn add_catch_all_handler(&mut self, seq: &[Insn], stack: u16) -> Result<()> {
+        if self.handler.is_some() {
+            return Err(Error::new(0, "at most one catch-all handler per method"));
+        }
+        self.check_seq(0, seq)?;
+        let mut code = seq.to_vec();
+        code.push(Insn::new(op::ATHROW));
+        self.handler = Some((code, stack.max(1)));
+        Ok(())
+    }
+
     /// Reserves `n` more local variable slots (max_locals grows by `n`); returns the first.
     pub fn add_locals(&mut self, current_max_locals: u16, n: u16) -> u16 {
         let first = current_max_locals + self.extra_locals;
@@ -204,7 +252,7 @@ impl CodeEditor {
         let mut at = Vec::with_capacity(n);
         let mut end = Vec::with_capacity(n);
         let mut tramp_at = BTreeMap::new();
-        let mut pos = 0u32;
+        let mut pos = Self::seq_len(&self.prologue);
         for i in 0..n {
             start.push(pos);
             pos += Self::seq_len(&self.before[i]);
@@ -220,11 +268,17 @@ impl CodeEditor {
             }
         }
         start.push(pos);
+        let handler_at = self.handler.as_ref().map(|_| pos);
+        if let Some((h, _)) = &self.handler {
+            pos += Self::seq_len(h);
+        }
         Layout {
             start,
             at,
             end,
             tramp_at,
+            handler_at,
+            total: pos,
         }
     }
 
@@ -319,7 +373,7 @@ impl CodeEditor {
             }
             layout = self.layout(&wide, &sites);
         }
-        let new_len = layout.start[n];
+        let new_len = layout.total;
         if new_len > 65535 {
             return Err(Error::new(
                 self.code_len as usize,
@@ -333,6 +387,9 @@ impl CodeEditor {
         // 2. Encode.
         let target = |t: u32| -> Result<u32> { Ok(layout.start[self.idx(t, "jump target")?]) };
         let mut out = Vec::with_capacity(new_len as usize);
+        for s in &self.prologue {
+            s.encode(&mut out, 0)?;
+        }
         for i in 0..n {
             for s in &self.before[i] {
                 s.encode(&mut out, 0)?;
@@ -375,6 +432,11 @@ impl CodeEditor {
                 }
             }
         }
+        if let Some((h, _)) = &self.handler {
+            for s in h {
+                s.encode(&mut out, 0)?;
+            }
+        }
         debug_assert_eq!(out.len() as u32, new_len);
 
         // 3. The tables.
@@ -389,7 +451,16 @@ impl CodeEditor {
                 catch_type: e.catch_type,
             });
         }
-        let max_stack = old.max_stack as u32 + self.extra_stack as u32;
+        if let Some(h) = layout.handler_at {
+            exception_table.push(ExceptionEntry {
+                start_pc: layout.start[0] as u16,
+                end_pc: h as u16,
+                handler_pc: h as u16,
+                catch_type: 0,
+            });
+        }
+        let handler_stack = self.handler.as_ref().map_or(0, |h| h.1 as u32);
+        let max_stack = (old.max_stack as u32 + self.extra_stack as u32).max(handler_stack);
         let max_locals = old.max_locals as u32 + self.extra_locals as u32;
         if max_stack > 65535 || max_locals > 65535 {
             return Err(Error::new(0, "max_stack and max_locals below 65536"));
@@ -399,8 +470,25 @@ impl CodeEditor {
         } else {
             None
         };
+        let handler_frame = match layout.handler_at {
+            Some(h) if class.major_version >= 50 => Some((
+                h,
+                FrameKind::Full {
+                    locals: vec![],
+                    stack: vec![VType::Object(
+                        class.constant_pool.add_class("java/lang/Throwable")?,
+                    )],
+                },
+            )),
+            _ => None,
+        };
+        let smt_name = if handler_frame.is_some() {
+            Some(class.utf8_index("StackMapTable")?)
+        } else {
+            None
+        };
         let old = class.methods[method_index].code().unwrap();
-        let mut attributes = Vec::with_capacity(old.attributes.len());
+        let mut attributes = Vec::with_capacity(old.attributes.len() + 1);
         for a in &old.attributes {
             let info = match &a.info {
                 AttrInfo::LineNumberTable(v) => {
@@ -435,6 +523,7 @@ impl CodeEditor {
                     &layout,
                     frames_abs.as_ref(),
                     &tramp,
+                    handler_frame.clone(),
                 )?),
                 AttrInfo::Raw(_)
                     if class.utf8_is(a.name_index, "RuntimeVisibleTypeAnnotations")
@@ -462,6 +551,23 @@ impl CodeEditor {
                 0,
                 "a StackMapTable to take trampoline frames from (refused)",
             ));
+        }
+        if let (Some(f), Some(name_index)) = (&handler_frame, smt_name) {
+            if !attributes
+                .iter()
+                .any(|a| matches!(a.info, AttrInfo::StackMapTable(_)))
+            {
+                attributes.push(Attribute {
+                    name_index,
+                    info: AttrInfo::StackMapTable(self.remap_frames(
+                        &[],
+                        &layout,
+                        frames_abs.as_ref(),
+                        &tramp,
+                        Some(f.clone()),
+                    )?),
+                });
+            }
         }
         let new_code = Code {
             max_stack: max_stack as u16,
@@ -533,6 +639,7 @@ impl CodeEditor {
         l: &Layout,
         abs: Option<&Vec<AbsFrame>>,
         tramp: &[Option<usize>],
+        last: Option<(u32, FrameKind)>,
     ) -> Result<Vec<Frame>> {
         let mv = |v: &[VType]| {
             v.iter()
@@ -597,6 +704,7 @@ impl CodeEditor {
                 out.sort_by_key(|f| f.0);
             }
         }
+        out.extend(last);
         let mut prev: i64 = -1;
         let mut res = Vec::with_capacity(out.len());
         for (o, kind) in out {

@@ -1,2 +1,917 @@
 //! The instrumenter: rewrites a class so that its accesses, monitors, calls and branches
-//! call the hooks of `jrace.rt.R` (agent/runtime/jrace/rt/R.java). Not written yet.
+//! call the hooks of `jrace.rt.R` (agent/runtime/jrace/rt/R.java), each with a site id
+//! allocated through a [`SiteSink`] (see [`crate::sites`]).
+//!
+//! Every inserted sequence obeys the frame-boundary rule of [`crate::classfile`]: code
+//! inserted before an instruction is stack-neutral and branch-free, code inserted after an
+//! instruction only runs when it falls through; temporaries live in fresh locals above the
+//! method's own. What is inserted, per instruction (`S` = push the site id):
+//!
+//! | instruction | before | after |
+//! |---|---|---|
+//! | getfield | `dup; astore o` | `dup(2) v; aload o; S; rdX` |
+//! | putfield | `xstore v; dup; xload v; S; wrX; xload v` | |
+//! | getstatic | | `dup(2); S; srX` |
+//! | putstatic | `dup(2); S; swX` | |
+//! | xaload | `dup2; istore i; astore a` | `dup(2); aload a; iload i; S; arX` |
+//! | xastore | `xstore v; dup2; xload v; S; awX; xload v` | |
+//! | monitorenter | `dup; astore o` | `aload o; S; menter` |
+//! | monitorexit | `dup; S; mexit` | |
+//! | modelled call | spill args; `dup; astore r; dup; S; before`; reload args | `[dup;] aload r; S; after[Z]` |
+//! | if*, switches | `S; br` | |
+//! | returns | `texit`, `sexit`, `clinit` as they apply | |
+//!
+//! plus, for synchronized methods, `senter` in a prologue and a catch-all handler calling
+//! `sthrow` before rethrowing; for `run()V`/`call()Ljava/lang/Object;`, `tenter` in the
+//! prologue. X is I (boolean, byte, char, short, int), J, F, D or A (references).
+//!
+//! Rules that keep the result verifiable:
+//! * In a constructor, field accesses before the constructor's own `this(…)`/`super(…)`
+//!   call are left alone (the receiver may be `uninitializedThis`, which cannot be passed
+//!   to a method). The call is found as the first `invokespecial <init>` that no `new`
+//!   before it in code order is waiting for (javac emits `new … <init>` pairs nested).
+//! * Sync and task hooks use local 0 as `this`; a method that stores into local 0, or
+//!   whose stack map frames do not keep an object in it, gets none. Static synchronized
+//!   methods of classes older than version 49 (no `ldc` of a class) get none either.
+//! * A method whose rewrite fails (code too large, constant pool full, odd bytecode) is
+//!   left unchanged, with its constant-pool additions undone, and counted.
+//! * `java/lang/Object` (HotSpot crashes if it changes) and `jrace/**` (the runtime) are
+//!   never instrumented.
+
+use crate::classfile::attributes::{AttrInfo, FrameKind, VType};
+use crate::classfile::class::ACC_STATIC;
+use crate::classfile::edit::CodeEditor;
+use crate::classfile::insn::{op, Arg, Insn};
+use crate::classfile::{ClassFile, Constant};
+use crate::sites::{modelled_call, ClassInfo, Location, Site, SiteKind, SiteSink};
+use std::collections::HashMap;
+
+/// What to instrument besides accesses, monitors, synchronized methods and `<clinit>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// `br` before conditional jumps and switches.
+    pub branches: bool,
+    /// `tenter`/`texit` in `run()V` and `call()Ljava/lang/Object;`.
+    pub tasks: bool,
+    /// `before`/`after` around the calls [`modelled_call`] selects.
+    pub calls: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            branches: true,
+            tasks: true,
+            calls: true,
+        }
+    }
+}
+
+/// The result of [`instrument`].
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// The rewritten class; `None` = leave the class unchanged (not instrumented, nothing
+    /// to insert, or it did not parse).
+    pub bytes: Option<Vec<u8>>,
+    /// The class's name, super class, interfaces and fields (when it parsed).
+    pub info: Option<ClassInfo>,
+    /// Methods with code that were looked at.
+    pub methods: u32,
+    /// Methods whose rewrite failed and that were left unchanged.
+    pub failed_methods: u32,
+    /// Why the class was left unchanged when it did not parse.
+    pub error: Option<String>,
+    /// `method+descriptor: reason` for each failed method (for the agent's log).
+    pub failures: Vec<String>,
+}
+
+const R: &str = "jrace/rt/R";
+
+/// True for classes that are never instrumented (internal names).
+pub fn excluded(name: &str) -> bool {
+    name == "java/lang/Object" || name.starts_with("jrace/")
+}
+
+/// Instruments one class. Never panics on any input: a class that does not parse comes
+/// back unchanged with `error` set; a method that cannot be rewritten stays as it was.
+pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -> Outcome {
+    let mut cf = match ClassFile::parse(class_bytes) {
+        Ok(c) => c,
+        Err(e) => {
+            return Outcome {
+                info: class_info(class_bytes),
+                error: Some(format!("class does not parse: {e}")),
+                ..Default::default()
+            }
+        }
+    };
+    let info = info_of(&cf);
+    let mut out = Outcome {
+        info: info.clone(),
+        ..Default::default()
+    };
+    let Some(info) = info else {
+        out.error = Some("class has no readable name".into());
+        return out;
+    };
+    if excluded(&info.name) {
+        return out;
+    }
+    let mut ctx = Ctx {
+        class_dotted: info.name.replace('/', "."),
+        file: cf.source_file(),
+        hooks: HashMap::new(),
+    };
+    let mut modified = false;
+    for mi in 0..cf.methods.len() {
+        if cf.methods[mi].code().is_none() {
+            continue;
+        }
+        out.methods += 1;
+        let cp_len = cf.constant_pool.entries.len();
+        let hooks = ctx.hooks.clone();
+        match instrument_method(&mut cf, mi, opts, &mut ctx, sink) {
+            Ok(changed) => modified |= changed,
+            Err(e) => {
+                cf.constant_pool.entries.truncate(cp_len);
+                ctx.hooks = hooks;
+                out.failed_methods += 1;
+                let m = &cf.methods[mi];
+                out.failures.push(format!(
+                    "{}{}: {e}",
+                    cf.method_name(m),
+                    cf.method_descriptor(m)
+                ));
+            }
+        }
+    }
+    if modified {
+        out.bytes = Some(cf.to_bytes());
+    }
+    out
+}
+
+/// Name, super class, interfaces and fields of a class, without decoding its methods.
+pub fn class_info(class_bytes: &[u8]) -> Option<ClassInfo> {
+    light::class_info(class_bytes)
+}
+
+fn info_of(cf: &ClassFile) -> Option<ClassInfo> {
+    let cp = &cf.constant_pool;
+    Some(ClassInfo {
+        name: cf.name()?,
+        super_name: cp.class_name(cf.super_class),
+        interfaces: cf
+            .interfaces
+            .iter()
+            .filter_map(|i| cp.class_name(*i))
+            .collect(),
+        fields: cf
+            .fields
+            .iter()
+            .map(|f| {
+                (
+                    cp.utf8(f.name_index).unwrap_or_default(),
+                    cp.utf8(f.descriptor_index).unwrap_or_default(),
+                    f.access_flags,
+                )
+            })
+            .collect(),
+    })
+}
+
+struct Ctx {
+    class_dotted: String,
+    file: Option<String>,
+    /// Methodref index of each hook of R already added to this class's constant pool.
+    hooks: HashMap<&'static str, u16>,
+}
+
+/// The hook descriptors of R.
+fn hook_desc(name: &str) -> &'static str {
+    match name {
+        "rdI" => "(ILjava/lang/Object;I)V",
+        "rdJ" => "(JLjava/lang/Object;I)V",
+        "rdF" => "(FLjava/lang/Object;I)V",
+        "rdD" => "(DLjava/lang/Object;I)V",
+        "rdA" => "(Ljava/lang/Object;Ljava/lang/Object;I)V",
+        "wrI" => "(Ljava/lang/Object;II)V",
+        "wrJ" => "(Ljava/lang/Object;JI)V",
+        "wrF" => "(Ljava/lang/Object;FI)V",
+        "wrD" => "(Ljava/lang/Object;DI)V",
+        "wrA" => "(Ljava/lang/Object;Ljava/lang/Object;I)V",
+        "srI" | "swI" => "(II)V",
+        "srJ" | "swJ" => "(JI)V",
+        "srF" | "swF" => "(FI)V",
+        "srD" | "swD" => "(DI)V",
+        "srA" | "swA" => "(Ljava/lang/Object;I)V",
+        "arI" => "(ILjava/lang/Object;II)V",
+        "arJ" => "(JLjava/lang/Object;II)V",
+        "arF" => "(FLjava/lang/Object;II)V",
+        "arD" => "(DLjava/lang/Object;II)V",
+        "arA" => "(Ljava/lang/Object;Ljava/lang/Object;II)V",
+        "awI" => "(Ljava/lang/Object;III)V",
+        "awJ" => "(Ljava/lang/Object;IJI)V",
+        "awF" => "(Ljava/lang/Object;IFI)V",
+        "awD" => "(Ljava/lang/Object;IDI)V",
+        "awA" => "(Ljava/lang/Object;ILjava/lang/Object;I)V",
+        "afterZ" => "(ZLjava/lang/Object;I)V",
+        "sthrow" | "br" | "clinit" => "(I)V",
+        // menter mexit senter sexit before after tenter texit
+        _ => "(Ljava/lang/Object;I)V",
+    }
+}
+
+/// The value shape of a field descriptor or array element: I, J, F, D or A.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Shape {
+    I,
+    J,
+    F,
+    D,
+    A,
+}
+
+impl Shape {
+    fn of_desc(d: &str) -> Option<Shape> {
+        Some(match d.as_bytes().first()? {
+            b'Z' | b'B' | b'C' | b'S' | b'I' => Shape::I,
+            b'J' => Shape::J,
+            b'F' => Shape::F,
+            b'D' => Shape::D,
+            b'L' | b'[' => Shape::A,
+            _ => return None,
+        })
+    }
+    fn size(self) -> u16 {
+        match self {
+            Shape::J | Shape::D => 2,
+            _ => 1,
+        }
+    }
+    fn load(self) -> u8 {
+        match self {
+            Shape::I => 0x15,
+            Shape::J => 0x16,
+            Shape::F => 0x17,
+            Shape::D => 0x18,
+            Shape::A => 0x19,
+        }
+    }
+    fn store(self) -> u8 {
+        self.load() + 0x21
+    }
+    fn dup(self) -> u8 {
+        if self.size() == 2 {
+            0x5c // dup2
+        } else {
+            op::DUP
+        }
+    }
+}
+
+/// (element descriptor, shape) of an array load (0x2e–0x35) or store (0x4f–0x56).
+fn array_elem(opc: u8) -> Option<(&'static str, Shape)> {
+    let k = match opc {
+        0x2e..=0x35 => opc - 0x2e,
+        0x4f..=0x56 => opc - 0x4f,
+        _ => return None,
+    };
+    Some(match k {
+        0 => ("I", Shape::I),
+        1 => ("J", Shape::J),
+        2 => ("F", Shape::F),
+        3 => ("D", Shape::D),
+        4 => ("Ljava/lang/Object;", Shape::A),
+        5 => ("B", Shape::I),
+        6 => ("C", Shape::I),
+        _ => ("S", Shape::I),
+    })
+}
+
+fn local(opc: u8, index: u16) -> Insn {
+    Insn::with(
+        opc,
+        Arg::Local {
+            index,
+            wide: index > 255,
+        },
+    )
+}
+
+fn ldc(index: u16) -> Insn {
+    if index <= 255 {
+        Insn::with(op::LDC, Arg::Cp(index))
+    } else {
+        Insn::with(op::LDC_W, Arg::Cp(index))
+    }
+}
+
+/// Parameter shapes of a method descriptor, in order.
+fn params(desc: &str) -> Option<(Vec<Shape>, Option<Shape>)> {
+    let b = desc.as_bytes();
+    if b.first() != Some(&b'(') {
+        return None;
+    }
+    let mut k = 1;
+    let mut v = Vec::new();
+    while *b.get(k)? != b')' {
+        let s = k;
+        while *b.get(k)? == b'[' {
+            k += 1;
+        }
+        if b[k] == b'L' {
+            k += desc[k..].find(';')?;
+        }
+        k += 1;
+        v.push(Shape::of_desc(&desc[s..k])?);
+    }
+    let ret = &desc[k + 1..];
+    Some((
+        v,
+        if ret == "V" {
+            None
+        } else {
+            Shape::of_desc(ret)
+        },
+    ))
+}
+
+/// Per-method state while collecting insertions.
+struct MethodCx<'a> {
+    cf: &'a mut ClassFile,
+    ctx: &'a mut Ctx,
+    sink: &'a mut dyn SiteSink,
+    method: String,
+    lines: Vec<(u16, u16)>,
+}
+
+impl MethodCx<'_> {
+    fn site(&mut self, kind: SiteKind, bci: u32) -> i32 {
+        let line = match self.lines.partition_point(|(pc, _)| *pc as u32 <= bci) {
+            0 => None,
+            k => Some(self.lines[k - 1].1 as u32),
+        };
+        self.sink.site(Site {
+            kind,
+            loc: Location {
+                class: self.ctx.class_dotted.clone(),
+                method: self.method.clone(),
+                file: self.ctx.file.clone(),
+                line,
+                bci,
+            },
+        })
+    }
+
+    /// The instruction pushing site id `s`.
+    fn push(&mut self, s: i32) -> Result<Insn, String> {
+        Ok(match s {
+            0..=5 => Insn::new(op::ICONST_0 + s as u8),
+            6..=127 => Insn::with(op::BIPUSH, Arg::I8(s as i8)),
+            128..=32767 => Insn::with(op::SIPUSH, Arg::I16(s as i16)),
+            _ => {
+                // Site ids are unique: no point searching the pool for an equal entry.
+                let e = &mut self.cf.constant_pool.entries;
+                if e.len() >= 65535 {
+                    return Err("room in the constant pool for a site id".into());
+                }
+                e.push(Constant::Integer(s as u32));
+                ldc((e.len() - 1) as u16)
+            }
+        })
+    }
+
+    fn call(&mut self, hook: &'static str) -> Result<Insn, String> {
+        let idx = match self.ctx.hooks.get(hook) {
+            Some(i) => *i,
+            None => {
+                let i = self
+                    .cf
+                    .constant_pool
+                    .add_methodref(R, hook, hook_desc(hook))
+                    .map_err(|e| e.to_string())?;
+                self.ctx.hooks.insert(hook, i);
+                i
+            }
+        };
+        Ok(Insn::with(op::INVOKESTATIC, Arg::Cp(idx)))
+    }
+
+    /// `S; invokestatic hook`.
+    fn hook(&mut self, kind: SiteKind, bci: u32, hook: &'static str) -> Result<[Insn; 2], String> {
+        let s = self.site(kind, bci);
+        Ok([self.push(s)?, self.call(hook)?])
+    }
+}
+
+fn hook_name(prefix: &str, s: Shape) -> &'static str {
+    // Every combination, so that hook names can be &'static.
+    const NAMES: [[&str; 5]; 6] = [
+        ["rdI", "rdJ", "rdF", "rdD", "rdA"],
+        ["wrI", "wrJ", "wrF", "wrD", "wrA"],
+        ["srI", "srJ", "srF", "srD", "srA"],
+        ["swI", "swJ", "swF", "swD", "swA"],
+        ["arI", "arJ", "arF", "arD", "arA"],
+        ["awI", "awJ", "awF", "awD", "awA"],
+    ];
+    let row = ["rd", "wr", "sr", "sw", "ar", "aw"]
+        .iter()
+        .position(|p| *p == prefix)
+        .unwrap_or(0);
+    NAMES[row][s as usize]
+}
+
+/// Index of the instruction from which field accesses of a constructor may be
+/// instrumented: the one after its own `this(…)`/`super(…)` call. `None` when it cannot be
+/// found (nothing is instrumented then).
+fn after_super_call(cf: &ClassFile, insns: &[(u32, Insn)]) -> Option<usize> {
+    let mut pending: Vec<Option<String>> = Vec::new();
+    for (i, (_, ins)) in insns.iter().enumerate() {
+        match ins.op {
+            op::NEW => {
+                let Arg::Cp(c) = ins.arg else { return None };
+                pending.push(cf.constant_pool.class_name(c));
+            }
+            op::INVOKESPECIAL => {
+                let Arg::Cp(m) = ins.arg else { return None };
+                let (owner, name, _) = cf.constant_pool.member_ref(m)?;
+                if name != "<init>" {
+                    continue;
+                }
+                match pending.last() {
+                    Some(p) if p.as_deref() == Some(owner.as_str()) => {
+                        pending.pop();
+                    }
+                    Some(_) => return None, // not the nesting javac makes: give up
+                    None => return Some(i + 1),
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// True when local 0 holds an object in every stack map frame and is never stored to, so
+/// that `aload_0` is `this` everywhere.
+fn local0_is_this(code: &crate::classfile::Code, insns: &[(u32, Insn)], n_params: usize) -> bool {
+    for (_, ins) in insns {
+        let stores = matches!(ins.op, 0x36..=0x3a | 0x3b..=0x4e);
+        if stores {
+            let idx = match (ins.op, &ins.arg) {
+                (0x36..=0x3a, Arg::Local { index, .. }) => *index,
+                (o @ 0x3b..=0x4e, _) => ((o - 0x3b) % 4) as u16,
+                _ => return false,
+            };
+            if idx == 0 {
+                return false;
+            }
+        }
+        // A two-slot store into slot -1 does not exist; iinc/ret on 0 would not verify
+        // with an object in local 0.
+    }
+    let mut count = 1 + n_params as i64;
+    for a in &code.attributes {
+        let AttrInfo::StackMapTable(frames) = &a.info else {
+            continue;
+        };
+        for f in frames {
+            match &f.kind {
+                FrameKind::Chop(k) => count -= *k as i64,
+                FrameKind::Append(v) => count += v.len() as i64,
+                FrameKind::Full { locals, .. } => {
+                    if !matches!(locals.first(), Some(VType::Object(_))) {
+                        return false;
+                    }
+                    count = locals.len() as i64;
+                }
+                _ => {}
+            }
+            if count < 1 {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn instrument_method(
+    cf: &mut ClassFile,
+    mi: usize,
+    opts: &Options,
+    ctx: &mut Ctx,
+    sink: &mut dyn SiteSink,
+) -> Result<bool, String> {
+    let m = &cf.methods[mi];
+    let name = cf.method_name(m);
+    let desc = cf.method_descriptor(m);
+    let flags = m.access_flags;
+    let is_static = flags & ACC_STATIC != 0;
+    let code = m.code().ok_or("a method with code")?;
+    let max_locals = code.max_locals;
+    let mut ed = CodeEditor::new(code).map_err(|e| e.to_string())?;
+    let insns = ed.instructions().to_vec();
+    let mut lines: Vec<(u16, u16)> = code
+        .attributes
+        .iter()
+        .filter_map(|a| match &a.info {
+            AttrInfo::LineNumberTable(v) => Some(v.iter().map(|l| (l.start_pc, l.line))),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    lines.sort_unstable();
+    let (param_shapes, _) =
+        params(&desc).ok_or_else(|| format!("a method descriptor, found {desc}"))?;
+    let this_ok = !is_static && local0_is_this(code, &insns, param_shapes.len());
+
+    let is_init = name == "<init>";
+    let is_clinit = name == "<clinit>";
+    let fields_from = if is_init {
+        after_super_call(cf, &insns).unwrap_or(usize::MAX)
+    } else {
+        0
+    };
+    let sync = flags & 0x0020 != 0
+        && !is_init
+        && !is_clinit
+        && if is_static {
+            cf.major_version >= 49
+        } else {
+            this_ok
+        };
+    let task = opts.tasks
+        && !is_static
+        && this_ok
+        && ((name == "run" && desc == "()V") || (name == "call" && desc == "()Ljava/lang/Object;"));
+    let this_class = cf.this_class;
+
+    // Temporaries: slot t (object / receiver / array), t+1 (index), t+2..t+3 (a value),
+    // call arguments from t+1.
+    let mut arg_slots = 0u16;
+    if opts.calls {
+        for (_, ins) in &insns {
+            if let Some((_, sh)) = modelled(cf, ins) {
+                arg_slots = arg_slots.max(sh.iter().map(|s| s.size()).sum());
+            }
+        }
+    }
+    let needed = 4u16.max(1 + arg_slots);
+    if max_locals as u32 + needed as u32 > 65535 {
+        return Err("room for temporary locals".into());
+    }
+    let t = ed.add_locals(max_locals, needed);
+    let (t_obj, t_idx, t_val, t_args) = (t, t + 1, t + 2, t + 1);
+
+    let mut mcx = MethodCx {
+        cf,
+        ctx,
+        sink,
+        method: name.clone(),
+        lines,
+    };
+    let e = |r: crate::classfile::Result<()>| r.map_err(|e| e.to_string());
+
+    // The `this`-or-class push for sync hooks.
+    let monitor = || -> Insn {
+        if is_static {
+            ldc(this_class)
+        } else {
+            Insn::new(op::ALOAD_0)
+        }
+    };
+
+    if sync {
+        let [p, c] = mcx.hook(SiteKind::SyncMethod { is_static }, 0, "senter")?;
+        let mo = monitor();
+        e(ed.insert_prologue(&[mo, p, c], 2))?;
+    }
+    if task {
+        let [p, c] = mcx.hook(SiteKind::Task, 0, "tenter")?;
+        e(ed.insert_prologue(&[Insn::new(op::ALOAD_0), p, c], 2))?;
+    }
+
+    for (i, (off, ins)) in insns.iter().enumerate() {
+        let bci = *off;
+        let opc = ins.op;
+        match opc {
+            op::GETFIELD | op::PUTFIELD | op::GETSTATIC | op::PUTSTATIC => {
+                let instance = opc == op::GETFIELD || opc == op::PUTFIELD;
+                if instance && i < fields_from {
+                    continue;
+                }
+                let Arg::Cp(fi) = ins.arg else { continue };
+                let Some((owner, fname, fdesc)) = mcx.cf.constant_pool.member_ref(fi) else {
+                    continue;
+                };
+                let Some(sh) = Shape::of_desc(&fdesc) else {
+                    continue;
+                };
+                match opc {
+                    op::GETFIELD => {
+                        let kind = SiteKind::FieldRead {
+                            owner,
+                            name: fname,
+                            desc: fdesc,
+                        };
+                        let [p, c] = mcx.hook(kind, bci, hook_name("rd", sh))?;
+                        e(ed.insert_before(i, &[Insn::new(op::DUP), local(op::ASTORE, t_obj)], 1))?;
+                        e(ed.insert_after(
+                            i,
+                            &[Insn::new(sh.dup()), local(op::ALOAD, t_obj), p, c],
+                            sh.size() + 2,
+                        ))?;
+                    }
+                    op::PUTFIELD => {
+                        let kind = SiteKind::FieldWrite {
+                            owner,
+                            name: fname,
+                            desc: fdesc,
+                        };
+                        let [p, c] = mcx.hook(kind, bci, hook_name("wr", sh))?;
+                        e(ed.insert_before(
+                            i,
+                            &[
+                                local(sh.store(), t_val),
+                                Insn::new(op::DUP),
+                                local(sh.load(), t_val),
+                                p,
+                                c,
+                                local(sh.load(), t_val),
+                            ],
+                            2,
+                        ))?;
+                    }
+                    op::GETSTATIC => {
+                        let kind = SiteKind::StaticRead {
+                            owner,
+                            name: fname,
+                            desc: fdesc,
+                        };
+                        let [p, c] = mcx.hook(kind, bci, hook_name("sr", sh))?;
+                        e(ed.insert_after(i, &[Insn::new(sh.dup()), p, c], sh.size() + 1))?;
+                    }
+                    _ => {
+                        let kind = SiteKind::StaticWrite {
+                            owner,
+                            name: fname,
+                            desc: fdesc,
+                        };
+                        let [p, c] = mcx.hook(kind, bci, hook_name("sw", sh))?;
+                        e(ed.insert_before(i, &[Insn::new(sh.dup()), p, c], sh.size() + 1))?;
+                    }
+                }
+            }
+            0x2e..=0x35 => {
+                let Some((elem, sh)) = array_elem(opc) else {
+                    continue;
+                };
+                let kind = SiteKind::ArrayRead { elem: elem.into() };
+                let [p, c] = mcx.hook(kind, bci, hook_name("ar", sh))?;
+                e(ed.insert_before(
+                    i,
+                    &[
+                        Insn::new(0x5c), // dup2
+                        local(op::ISTORE, t_idx),
+                        local(op::ASTORE, t_obj),
+                    ],
+                    2,
+                ))?;
+                e(ed.insert_after(
+                    i,
+                    &[
+                        Insn::new(sh.dup()),
+                        local(op::ALOAD, t_obj),
+                        local(op::ILOAD, t_idx),
+                        p,
+                        c,
+                    ],
+                    sh.size() + 3,
+                ))?;
+            }
+            0x4f..=0x56 => {
+                let Some((elem, sh)) = array_elem(opc) else {
+                    continue;
+                };
+                let kind = SiteKind::ArrayWrite { elem: elem.into() };
+                let [p, c] = mcx.hook(kind, bci, hook_name("aw", sh))?;
+                e(ed.insert_before(
+                    i,
+                    &[
+                        local(sh.store(), t_val),
+                        Insn::new(0x5c), // dup2
+                        local(sh.load(), t_val),
+                        p,
+                        c,
+                        local(sh.load(), t_val),
+                    ],
+                    3,
+                ))?;
+            }
+            op::MONITORENTER => {
+                let [p, c] = mcx.hook(SiteKind::MonitorEnter, bci, "menter")?;
+                e(ed.insert_before(i, &[Insn::new(op::DUP), local(op::ASTORE, t_obj)], 1))?;
+                e(ed.insert_after(i, &[local(op::ALOAD, t_obj), p, c], 2))?;
+            }
+            op::MONITOREXIT => {
+                let [p, c] = mcx.hook(SiteKind::MonitorExit, bci, "mexit")?;
+                e(ed.insert_before(i, &[Insn::new(op::DUP), p, c], 2))?;
+            }
+            op::INVOKEVIRTUAL | op::INVOKEINTERFACE | op::INVOKESPECIAL if opts.calls => {
+                let Some(((owner, mname, mdesc), shapes)) = modelled(mcx.cf, ins) else {
+                    continue;
+                };
+                let ret_z = mdesc.ends_with(")Z");
+                let kind = SiteKind::Call {
+                    owner,
+                    name: mname,
+                    desc: mdesc,
+                };
+                let s = mcx.site(kind, bci);
+                let push = mcx.push(s)?;
+                let before = mcx.call("before")?;
+                let after = mcx.call(if ret_z { "afterZ" } else { "after" })?;
+                let mut slots = Vec::with_capacity(shapes.len());
+                let mut k = t_args;
+                for sh in &shapes {
+                    slots.push(k);
+                    k += sh.size();
+                }
+                let mut seq = Vec::with_capacity(2 * shapes.len() + 5);
+                for (sh, slot) in shapes.iter().zip(&slots).rev() {
+                    seq.push(local(sh.store(), *slot));
+                }
+                seq.extend([
+                    Insn::new(op::DUP),
+                    local(op::ASTORE, t_obj),
+                    Insn::new(op::DUP),
+                    push.clone(),
+                    before,
+                ]);
+                for (sh, slot) in shapes.iter().zip(&slots) {
+                    seq.push(local(sh.load(), *slot));
+                }
+                e(ed.insert_before(i, &seq, 2))?;
+                let mut aft = Vec::with_capacity(4);
+                if ret_z {
+                    aft.push(Insn::new(op::DUP));
+                }
+                aft.extend([local(op::ALOAD, t_obj), push, after]);
+                e(ed.insert_after(i, &aft, 3))?;
+            }
+            _ if opts.branches
+                && (ins.is_conditional_branch()
+                    || opc == op::TABLESWITCH
+                    || opc == op::LOOKUPSWITCH) =>
+            {
+                let seq = mcx.hook(SiteKind::Branch, bci, "br")?;
+                e(ed.insert_before(i, &seq, 1))?;
+            }
+            0xac..=0xb1 => {
+                if task {
+                    let [p, c] = mcx.hook(SiteKind::Task, bci, "texit")?;
+                    e(ed.insert_before(i, &[Insn::new(op::ALOAD_0), p, c], 2))?;
+                }
+                if sync {
+                    let [p, c] = mcx.hook(SiteKind::SyncMethod { is_static }, bci, "sexit")?;
+                    let mo = monitor();
+                    e(ed.insert_before(i, &[mo, p, c], 2))?;
+                }
+                if is_clinit {
+                    let seq = mcx.hook(SiteKind::ClassInit, bci, "clinit")?;
+                    e(ed.insert_before(i, &seq, 1))?;
+                }
+            }
+            _ => {}
+        }
+    }
+    if sync {
+        let seq = mcx.hook(SiteKind::SyncMethod { is_static }, 0, "sthrow")?;
+        e(ed.add_catch_all_handler(&seq, 2))?;
+    }
+    if !ed.is_modified() {
+        return Ok(false);
+    }
+    ed.apply(mcx.cf, mi).map_err(|e| e.to_string())?;
+    Ok(true)
+}
+
+type MemberRef = (String, String, String);
+
+/// The member and argument shapes of a call that gets `before`/`after` hooks.
+fn modelled(cf: &ClassFile, ins: &Insn) -> Option<(MemberRef, Vec<Shape>)> {
+    let idx = match (ins.op, &ins.arg) {
+        (op::INVOKEVIRTUAL | op::INVOKESPECIAL, Arg::Cp(i)) => *i,
+        (op::INVOKEINTERFACE, Arg::InvokeInterface { index, .. }) => *index,
+        _ => return None,
+    };
+    let (owner, name, desc) = cf.constant_pool.member_ref(idx)?;
+    if !modelled_call(&owner, &name, &desc) {
+        return None;
+    }
+    let (shapes, _) = params(&desc)?;
+    Some(((owner, name, desc), shapes))
+}
+
+/// A minimal class-file reader for [`class_info`]: the constant pool, the header and the
+/// fields; methods and attributes are not decoded.
+mod light {
+    use crate::classfile::constpool::decode_modified_utf8;
+    use crate::sites::ClassInfo;
+
+    struct R<'a> {
+        b: &'a [u8],
+        p: usize,
+    }
+    impl R<'_> {
+        fn u8(&mut self) -> Option<u8> {
+            let v = *self.b.get(self.p)?;
+            self.p += 1;
+            Some(v)
+        }
+        fn u16(&mut self) -> Option<u16> {
+            let s = self.b.get(self.p..self.p + 2)?;
+            self.p += 2;
+            Some(u16::from_be_bytes([s[0], s[1]]))
+        }
+        fn u32(&mut self) -> Option<u32> {
+            let s = self.b.get(self.p..self.p + 4)?;
+            self.p += 4;
+            Some(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+        }
+        fn skip(&mut self, n: usize) -> Option<()> {
+            if self.p + n > self.b.len() {
+                return None;
+            }
+            self.p += n;
+            Some(())
+        }
+    }
+
+    pub fn class_info(b: &[u8]) -> Option<ClassInfo> {
+        let mut r = R { b, p: 0 };
+        if r.u32()? != 0xCAFE_BABE {
+            return None;
+        }
+        r.skip(4)?;
+        let n = r.u16()? as usize;
+        // (utf8 range) or class name index per slot.
+        let mut utf8: Vec<Option<(usize, usize)>> = vec![None; n.max(1)];
+        let mut class: Vec<u16> = vec![0; n.max(1)];
+        let mut i = 1;
+        while i < n {
+            let tag = r.u8()?;
+            match tag {
+                1 => {
+                    let len = r.u16()? as usize;
+                    utf8[i] = Some((r.p, len));
+                    r.skip(len)?;
+                }
+                7 => class[i] = r.u16()?,
+                8 | 16 | 19 | 20 => r.skip(2)?,
+                3 | 4 | 9..=12 | 17 | 18 => r.skip(4)?,
+                15 => r.skip(3)?,
+                5 | 6 => {
+                    r.skip(8)?;
+                    i += 1;
+                }
+                _ => return None,
+            }
+            i += 1;
+        }
+        let s = |k: u16| -> Option<String> {
+            let (p, l) = (*utf8.get(k as usize)?)?;
+            Some(decode_modified_utf8(b.get(p..p + l)?))
+        };
+        let cname = |k: u16| -> Option<String> { s(*class.get(k as usize)?) };
+        r.skip(2)?;
+        let name = cname(r.u16()?)?;
+        let super_name = cname(r.u16()?);
+        let ni = r.u16()?;
+        let mut interfaces = Vec::with_capacity(ni as usize);
+        for _ in 0..ni {
+            interfaces.push(cname(r.u16()?)?);
+        }
+        let nf = r.u16()?;
+        let mut fields = Vec::with_capacity(nf as usize);
+        for _ in 0..nf {
+            let flags = r.u16()?;
+            let fname = s(r.u16()?)?;
+            let fdesc = s(r.u16()?)?;
+            let na = r.u16()?;
+            for _ in 0..na {
+                r.skip(2)?;
+                let len = r.u32()? as usize;
+                r.skip(len)?;
+            }
+            fields.push((fname, fdesc, flags));
+        }
+        Some(ClassInfo {
+            name,
+            super_name,
+            interfaces,
+            fields,
+        })
+    }
+}
