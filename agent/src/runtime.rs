@@ -75,7 +75,9 @@ enum Resolved {
         init: Option<u32>,
     },
     /// An array element whose static name is the element type.
-    Array { static_id: u32 },
+    Array {
+        static_id: u32,
+    },
     Call(CallOp),
     Other,
 }
@@ -158,6 +160,78 @@ impl SiteTable {
 }
 
 // ---------------------------------------------------------------------------------------
+// Clock and GC epochs
+
+/// Stamps: the TSC (in units of 32 cycles, ≈ 12 ns at 2.6 GHz) when the kernel itself
+/// uses it as its clock source, which means it found it synchronized across CPUs;
+/// otherwise `CLOCK_MONOTONIC` in nanoseconds (≈ 3× slower to read).
+mod clock {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    static TSC: OnceLock<Option<u64>> = OnceLock::new();
+
+    fn tsc_base() -> Option<u64> {
+        *TSC.get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            {
+                let src = std::fs::read_to_string(
+                    "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                )
+                .unwrap_or_default();
+                if src.trim() == "tsc" {
+                    // SAFETY: rdtsc exists on every x86_64 CPU.
+                    return Some(unsafe { core::arch::x86_64::_rdtsc() });
+                }
+            }
+            None
+        })
+    }
+
+    pub fn init() {
+        tsc_base();
+    }
+
+    #[inline]
+    pub fn now(start: Instant) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(Some(base)) = TSC.get() {
+            // SAFETY: as above.
+            return unsafe { core::arch::x86_64::_rdtsc() }.wrapping_sub(*base) >> 5;
+        }
+        start.elapsed().as_nanos() as u64
+    }
+}
+
+/// Incremented when a stop-the-world garbage collection starts and when it finishes (odd
+/// while one runs). Objects move only then (for the collectors with which
+/// [`Agent::address_cache`] is on), so an object's address identifies it within one even
+/// epoch.
+static GC_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+pub fn gc_start() {
+    GC_EPOCH.fetch_add(1, Ordering::AcqRel);
+}
+pub fn gc_finish() {
+    GC_EPOCH.fetch_add(1, Ordering::AcqRel);
+}
+
+/// Whether the JVM's collector moves objects only in pauses: not ZGC or Shenandoah, whose
+/// concurrent relocation would make an address cache unsafe.
+fn collector_moves_only_in_pauses() -> bool {
+    let mut text = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+    for v in ["JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"] {
+        if let Ok(s) = std::env::var(v) {
+            text.extend_from_slice(s.as_bytes());
+        }
+    }
+    let text = String::from_utf8_lossy(&text);
+    !(text.contains("UseZGC") || text.contains("UseShenandoahGC") || text.contains('@'))
+}
+
+const ADDR_CACHE: usize = 4096;
+
+// ---------------------------------------------------------------------------------------
 // Global state
 
 /// Global names: each is interned once and its metadata record written before first use.
@@ -227,6 +301,10 @@ pub struct Agent {
     rmw: Mutex<()>,
     pub stopped: AtomicBool,
     java: OnceLock<Java>,
+    /// Per-thread caches from object address to id are used (see [`GC_EPOCH`]).
+    pub address_cache: AtomicBool,
+    /// The JVM sends garbage-collection start/finish events (a prerequisite of the cache).
+    pub gc_events: bool,
     errors: Mutex<Option<std::fs::File>>,
     pub stats: Stats,
 }
@@ -262,12 +340,14 @@ impl Agent {
         jvmti: *mut jvmtiEnv,
         opts: AgentOptions,
         writer: TraceWriter,
+        gc_events: bool,
     ) -> &'static Agent {
         let errors = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(writer.dir().join("agent.log"))
             .ok();
+        clock::init();
         let mut names = Names::default();
         // Location 0 is "no location" (thread begin and end).
         names.locs.insert(String::new(), 0);
@@ -287,6 +367,8 @@ impl Agent {
             rmw: Mutex::new(()),
             stopped: AtomicBool::new(false),
             java: OnceLock::new(),
+            address_cache: AtomicBool::new(false),
+            gc_events,
             errors: Mutex::new(errors),
             stats: Stats::default(),
         })
@@ -346,8 +428,9 @@ impl Agent {
         }
     }
 
+    #[inline]
     fn now(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64 + 1
+        clock::now(self.start) + 1
     }
 
     /// Looks up the JNI handles the hooks need; called in VMInit.
@@ -416,6 +499,9 @@ impl Agent {
             ),
         };
         let _ = self.java.set(java);
+        if self.gc_events && collector_moves_only_in_pauses() {
+            self.address_cache.store(true, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -487,13 +573,31 @@ pub struct ThreadState {
     locks: FxHashMap<u64, u32>,
     models: FxHashMap<u64, ClassModel>,
     ids: (u64, u64),
+    /// Object address -> id, valid during GC epoch `cache_epoch`.
+    addr_cache: Box<[(usize, u64)]>,
+    cache_epoch: u64,
+}
+
+/// Everything a hook needs from thread-local storage, in one place (one TLS lookup; in a
+/// shared library each lookup is a call).
+struct Tls {
+    /// This thread's state (kept alive by `owner`); null before its first event.
+    state: Cell<*const Mutex<ThreadState>>,
+    owner: RefCell<Option<Arc<Mutex<ThreadState>>>>,
+    in_hook: Cell<bool>,
+    /// This thread has ended (or could not get a log): record nothing more.
+    done: Cell<bool>,
 }
 
 thread_local! {
-    static STATE: RefCell<Option<Arc<Mutex<ThreadState>>>> = const { RefCell::new(None) };
-    static IN_HOOK: Cell<bool> = const { Cell::new(false) };
-    /// This thread has ended (or could not get a log): record nothing more.
-    static DONE: Cell<bool> = const { Cell::new(false) };
+    static TLS: Tls = const {
+        Tls {
+            state: Cell::new(std::ptr::null()),
+            owner: RefCell::new(None),
+            in_hook: Cell::new(false),
+            done: Cell::new(false),
+        }
+    };
 }
 
 /// What a hook works with.
@@ -508,50 +612,57 @@ struct Cx<'a> {
 #[inline]
 fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
     let Some(a) = AGENT.get() else { return };
-    if a.stopped.load(Ordering::Relaxed) || IN_HOOK.with(|h| h.replace(true)) {
+    if a.stopped.load(Ordering::Relaxed) {
         return;
     }
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        let Some(ts) = thread_state(a, env) else {
-            return;
-        };
-        let mut g = lock(&ts);
-        if g.log.is_none() {
+    let _ = TLS.try_with(|tls| {
+        if tls.in_hook.replace(true) {
             return;
         }
-        let mut cx = Cx { a, env, t: &mut g };
-        f(&mut cx);
-    }));
-    IN_HOOK.with(|h| h.set(false));
-    if r.is_err() {
-        a.log("internal error: a hook panicked; the event was dropped");
-    }
-}
-
-fn thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mutex<ThreadState>>> {
-    if let Some(s) = STATE.with(|s| s.borrow().clone()) {
-        return Some(s);
-    }
-    if DONE.with(|d| d.get()) {
-        return None;
-    }
-    let s = unsafe { new_thread_state(a, env) };
-    match s {
-        Some(s) => {
-            STATE.with(|c| *c.borrow_mut() = Some(s.clone()));
-            lock(&a.threads).push(s.clone());
-            Some(s)
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let mut p = tls.state.get();
+            if p.is_null() {
+                if tls.done.get() {
+                    return;
+                }
+                // SAFETY: env is this thread's JNI environment.
+                match unsafe { new_thread_state(a, env) } {
+                    Some(s) => {
+                        p = Arc::as_ptr(&s);
+                        tls.state.set(p);
+                        lock(&a.threads).push(s.clone());
+                        *tls.owner.borrow_mut() = Some(s);
+                    }
+                    None => {
+                        tls.done.set(true);
+                        return;
+                    }
+                }
+            }
+            // SAFETY: `owner` keeps the state alive while `state` points to it.
+            let ts = unsafe { &*p };
+            let mut g = lock(ts);
+            if g.log.is_none() {
+                return;
+            }
+            let mut cx = Cx { a, env, t: &mut g };
+            f(&mut cx);
+        }));
+        tls.in_hook.set(false);
+        if r.is_err() {
+            a.log("internal error: a hook panicked; the event was dropped");
         }
-        None => {
-            DONE.with(|d| d.set(true));
-            None
-        }
-    }
+    });
 }
 
 unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mutex<ThreadState>>> {
     let java = a.java.get()?;
-    let me = jni!(env, CallStaticObjectMethod, java.thread_class, java.current_thread);
+    let me = jni!(
+        env,
+        CallStaticObjectMethod,
+        java.thread_class,
+        java.current_thread
+    );
     if me.is_null() {
         jni!(env, ExceptionClear);
         return None;
@@ -577,6 +688,8 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         locks: FxHashMap::default(),
         models: FxHashMap::default(),
         ids: (0, 0),
+        addr_cache: vec![(0usize, 0u64); ADDR_CACHE].into_boxed_slice(),
+        cache_epoch: u64::MAX,
     };
     let mut cx = Cx { a, env, t: &mut t };
     cx.emit(Kind::Begin, 0, 0, None, true);
@@ -611,7 +724,12 @@ unsafe fn thread_id(a: &Agent, java: &Java, env: *mut JNIEnv, thread: jobject) -
     if jni!(env, ExceptionCheck) != 0 {
         jni!(env, ExceptionClear);
     } else if !name.is_null() {
-        let chars = jni!(env, GetStringUTFChars, name as jstring, std::ptr::null_mut());
+        let chars = jni!(
+            env,
+            GetStringUTFChars,
+            name as jstring,
+            std::ptr::null_mut()
+        );
         if !chars.is_null() {
             s = CStr::from_ptr(chars).to_string_lossy().into_owned();
             jni!(env, ReleaseStringUTFChars, name as jstring, chars);
@@ -633,8 +751,15 @@ unsafe fn thread_id(a: &Agent, java: &Java, env: *mut JNIEnv, thread: jobject) -
 /// ThreadEnd: records `end` and seals the thread's log.
 pub fn thread_end() {
     let Some(a) = AGENT.get() else { return };
-    DONE.with(|d| d.set(true));
-    let Some(ts) = STATE.with(|s| s.borrow_mut().take()) else {
+    let ts = TLS
+        .try_with(|tls| {
+            tls.done.set(true);
+            tls.state.set(std::ptr::null());
+            tls.owner.borrow_mut().take()
+        })
+        .ok()
+        .flatten();
+    let Some(ts) = ts else {
         return;
     };
     let _ = catch_unwind(AssertUnwindSafe(|| {
@@ -685,11 +810,40 @@ impl Cx<'_> {
         }
     }
 
-    /// The object's id (0 for null).
+    /// The object's id (0 for null). Tags are the truth; a per-thread cache from the
+    /// object's current address (read through the JNI handle) saves most JVMTI calls,
+    /// valid only while no garbage collection has started since the entry was made.
+    #[inline]
     unsafe fn obj(&mut self, o: jobject) -> u64 {
         if o.is_null() {
             return 0;
         }
+        if !self.a.address_cache.load(Ordering::Relaxed) {
+            return self.obj_tag(o);
+        }
+        let e1 = GC_EPOCH.load(Ordering::Acquire);
+        if e1 & 1 == 1 {
+            return self.obj_tag(o);
+        }
+        if self.t.cache_epoch != e1 {
+            self.t.addr_cache.fill((0, 0));
+            self.t.cache_epoch = e1;
+        }
+        // SAFETY: a JNI local reference points to a slot holding the object's address.
+        let addr = std::ptr::read_volatile(o as *const usize);
+        let slot = (addr >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - 12);
+        let (a, id) = self.t.addr_cache[slot];
+        if a == addr && addr != 0 && GC_EPOCH.load(Ordering::Acquire) == e1 {
+            return id;
+        }
+        let id = self.obj_tag(o);
+        if GC_EPOCH.load(Ordering::Acquire) == e1 {
+            self.t.addr_cache[slot] = (addr, id);
+        }
+        id
+    }
+
+    unsafe fn obj_tag(&mut self, o: jobject) -> u64 {
         let jv = self.a.jvmti;
         let mut tag: jlong = 0;
         jvmti!(jv, GetTag, o, &mut tag);
@@ -1221,12 +1375,11 @@ fn lib_op(name: &str) -> LibOp {
         "signal" => LibOp::Signal,
         "signalAll" => LibOp::SignalAll,
         "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" | "add" | "addAll"
-        | "addFirst" | "addLast" | "put" | "putAll" | "putIfAbsent" | "remove"
-        | "removeAll" | "removeIf" | "retainAll" | "clear" | "offer" | "offerFirst"
-        | "offerLast" | "poll" | "pollFirst" | "pollLast" | "push" | "pop" | "sort"
-        | "replace" | "replaceAll" | "compute" | "computeIfAbsent" | "computeIfPresent"
-        | "merge" | "removeFirst" | "removeLast" | "trimToSize" | "ensureCapacity"
-        | "setSize" => LibOp::Write,
+        | "addFirst" | "addLast" | "put" | "putAll" | "putIfAbsent" | "remove" | "removeAll"
+        | "removeIf" | "retainAll" | "clear" | "offer" | "offerFirst" | "offerLast" | "poll"
+        | "pollFirst" | "pollLast" | "push" | "pop" | "sort" | "replace" | "replaceAll"
+        | "compute" | "computeIfAbsent" | "computeIfPresent" | "merge" | "removeFirst"
+        | "removeLast" | "trimToSize" | "ensureCapacity" | "setSize" => LibOp::Write,
         "get" | "getPlain" | "getOpaque" | "getAcquire" | "intValue" | "longValue"
         | "doubleValue" | "floatValue" | "contains" | "containsKey" | "containsValue"
         | "containsAll" | "size" | "isEmpty" | "indexOf" | "lastIndexOf" | "iterator"
@@ -1234,10 +1387,8 @@ fn lib_op(name: &str) -> LibOp {
         | "getFirst" | "getLast" | "first" | "last" | "keySet" | "values" | "entrySet"
         | "forEach" | "stream" | "parallelStream" | "toArray" | "equals" | "hashCode"
         | "toString" | "getOrDefault" | "subList" | "headMap" | "tailMap" | "subMap"
-        | "headSet" | "tailSet" | "subSet" | "firstKey" | "lastKey" | "ceilingKey"
-        | "floorKey" | "higherKey" | "lowerKey" | "clone" | "descendingIterator" => {
-            LibOp::Read
-        }
+        | "headSet" | "tailSet" | "subSet" | "firstKey" | "lastKey" | "ceilingKey" | "floorKey"
+        | "higherKey" | "lowerKey" | "clone" | "descendingIterator" => LibOp::Read,
         _ => LibOp::Update,
     }
 }
@@ -1251,9 +1402,7 @@ fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             let Some((decl, flags)) = resolve_field(a, owner, name).or_else(|| {
                 // A class the hook never saw was loaded before the agent: a JDK class,
                 // whose fields the program only reads (System.out and the like).
-                a.opts
-                    .instruments(owner)
-                    .then(|| (owner.clone(), 0))
+                a.opts.instruments(owner).then(|| (owner.clone(), 0))
             }) else {
                 return Resolved::Skip;
             };
