@@ -3,6 +3,7 @@
 //! Every detector implements [`detector::Detector`]; [`engine`] runs several over one
 //! pass of a trace and folds their races into signatures for [`report`].
 
+pub mod causal;
 pub mod cp;
 pub mod detector;
 pub mod engine;
@@ -10,8 +11,10 @@ pub mod hb;
 mod history;
 pub mod lockset;
 pub mod m2;
+pub mod mcm;
 pub mod oracle;
 pub mod report;
+pub mod said;
 pub mod shb;
 pub mod sync;
 pub mod testing;
@@ -23,17 +26,50 @@ pub mod witness_view;
 pub use detector::{Detector, Outcome, RacePair, RaceSink};
 
 /// Every detector name, in the order reports list them.
-pub const DETECTORS: &[&str] = &["hb", "lockset", "cp", "wcp", "shb", "m2"];
+pub const DETECTORS: &[&str] = &["hb", "lockset", "cp", "wcp", "shb", "m2", "mcm", "said"];
 
 /// Names accepted by `-d` that later work will provide.
-pub const PLANNED: &[&str] = &["mcm", "said", "rdit"];
+pub const PLANNED: &[&str] = &["rdit"];
 
 /// The default set: sound on every report (shb) plus the fast classics.
 pub const DEFAULT_DETECTORS: &[&str] = &["hb", "shb", "wcp"];
 
-/// A fresh detector by name.
+/// Construction parameters of detectors (`jrace analyze --window N --solver-timeout
+/// SECS`). Detectors that have no such knob ignore them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DetectorOptions {
+    /// Window size in events for the solver detectors (mcm, said); `None`: 10,000.
+    /// Windows overlap by half (see [`causal`]).
+    pub window: Option<usize>,
+    /// Per-query solver timeout; `None`: 10 s. A pair that times out is not reported
+    /// and is counted in the detector's `unknown`.
+    pub solver_timeout: Option<std::time::Duration>,
+}
+
+impl DetectorOptions {
+    /// The solver detectors' options with these parameters applied.
+    pub fn causal(&self) -> causal::Options {
+        let mut o = causal::Options::default();
+        if let Some(w) = self.window {
+            o.window = w.max(2);
+        }
+        if let Some(t) = self.solver_timeout {
+            o.timeout_ms = u32::try_from(t.as_millis()).unwrap_or(u32::MAX).max(1);
+        }
+        o
+    }
+}
+
+/// A fresh detector by name, with default options.
 pub fn make_detector(name: &str) -> Option<Box<dyn Detector>> {
+    make_detector_with(name, &DetectorOptions::default())
+}
+
+/// A fresh detector by name, built with `opts`.
+pub fn make_detector_with(name: &str, opts: &DetectorOptions) -> Option<Box<dyn Detector>> {
     Some(match name {
+        "mcm" => Box::new(mcm::McmDetector::new(opts.causal())),
+        "said" => Box::new(said::SaidDetector::new(opts.causal())),
         "hb" => Box::new(hb::HbDetector::default()),
         "lockset" => Box::new(lockset::LocksetDetector::default()),
         "cp" => Box::new(cp::CpDetector::default()),

@@ -21,6 +21,17 @@
 //!
 //! This is the "rf" model of witness.md §5.3. Values are never used.
 //!
+//! The value-based models of witness.md §5.3 ([`Model`]) serve the solver detectors: in
+//! **value** (said) every read before the pair returns its recorded value (`W-VAL`); in
+//! **cf** (mcm) a read may return another value, which *taints* its thread, and a tainted
+//! thread may not run a `br`, `enter` or `exit` (`W-CF`); writes of a tainted thread carry
+//! unknown values. A read returns its recorded value when it reads from its recorded
+//! writer, itself concrete, or when the value it reads equals the recorded one
+//! ([`value_keys`]: values as recorded, or per-write tokens in traces without values;
+//! a variable starts with the value its first access read, unknown when that access is
+//! a write). In both value models a notify need not wait for the `wait` of a wake matched
+//! with it: it then notifies nobody, and that wake may not run later (lost notification).
+//!
 //! **Construction** ([`Witnesser`]), for any reported pair, tries in order and keeps the
 //! first schedule the validator accepts:
 //!
@@ -62,7 +73,78 @@ const NONE: u32 = u32::MAX;
 /// from the SHB closure, m2's from the schedules it attaches. The other
 /// sound-for-all-races detectors (mcm, said, rdit) join this list once they attach
 /// schedules or their witnesses are built here.
-pub const MUST_WITNESS: &[&str] = &["shb", "m2"];
+pub const MUST_WITNESS: &[&str] = &["shb", "m2", "mcm", "said"];
+
+/// The feasibility model a schedule is checked in (witness.md §5.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Model {
+    /// Every read reads from its recorded writer (`W-RF`).
+    Rf,
+    /// Every read returns its recorded value (`W-VAL`): said's witnesses.
+    Value,
+    /// Reads may change; a thread whose read changed runs no branch (`W-CF`): mcm's.
+    Cf,
+}
+
+/// The model a detector's own schedules are checked in.
+pub fn model_for(detector: &str) -> Model {
+    match detector {
+        "mcm" => Model::Cf,
+        "said" => Model::Value,
+        _ => Model::Rf,
+    }
+}
+
+/// A value as the value models compare them: `(0, v)` a recorded value `v`, `(1, i)` the
+/// unknown but fixed value written by event `i` (a write without a value), `(2, 0)` the
+/// initial value seen by a read without a value that observed no write.
+pub type ValueKey = (u8, i64);
+
+/// The value key of every access (other events get `(2, 0)`): recorded values where the
+/// trace has them; for a write without one a token of its own, and for a read without one
+/// the key of the write it observed (DESIGN §3), or the initial-value token.
+pub fn value_keys(events: &[Event]) -> Vec<ValueKey> {
+    let mut last: HashMap<u32, ValueKey> = HashMap::new();
+    events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e.kind {
+            Kind::Write | Kind::VWrite => {
+                let k = if e.has_value() {
+                    (0, e.value)
+                } else {
+                    (1, i as i64)
+                };
+                last.insert(e.target, k);
+                k
+            }
+            Kind::Read | Kind::VRead => {
+                if e.has_value() {
+                    (0, e.value)
+                } else {
+                    last.get(&e.target).copied().unwrap_or((2, 0))
+                }
+            }
+            _ => (2, 0),
+        })
+        .collect()
+}
+
+/// Per variable: its value before the trace, when known: the value its first access read
+/// (None when that access is a write, or the variable is never accessed).
+pub fn initial_values(events: &[Event], keys: &[ValueKey]) -> HashMap<u32, Option<ValueKey>> {
+    let mut init: HashMap<u32, Option<ValueKey>> = HashMap::new();
+    for (i, e) in events.iter().enumerate() {
+        if e.kind.is_access() {
+            init.entry(e.target).or_insert(if e.kind.is_write() {
+                None
+            } else {
+                Some(keys[i])
+            });
+        }
+    }
+    init
+}
 
 /// Which validation rule a schedule breaks (witness.md §5.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,6 +157,8 @@ pub enum Rule {
     Lock,
     Notify,
     Rf,
+    Val,
+    Cf,
 }
 
 impl Rule {
@@ -88,6 +172,8 @@ impl Rule {
             Rule::Lock => "W-LOCK",
             Rule::Notify => "W-NOTIFY",
             Rule::Rf => "W-RF",
+            Rule::Val => "W-VAL",
+            Rule::Cf => "W-CF",
         }
     }
 }
@@ -136,6 +222,12 @@ pub struct Facts<'a> {
     wake_notify: Vec<u32>,
     /// Per notify: the waits of the wakes matched with it.
     notify_waits: HashMap<u32, Vec<u32>>,
+    /// Per wake with a matched notify: the `wait` it returns from.
+    wake_wait: HashMap<u32, u32>,
+    /// Value key of every access ([`value_keys`]).
+    keys: Vec<ValueKey>,
+    /// Per variable: its known initial value ([`initial_values`]).
+    init: Vec<Option<ValueKey>>,
     nvars: usize,
     nlocks: usize,
 }
@@ -161,6 +253,7 @@ impl<'a> Facts<'a> {
         let mut observed = vec![NONE; n];
         let mut wake_notify = vec![NONE; n];
         let mut notify_waits: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut wake_wait: HashMap<u32, u32> = HashMap::new();
         let mut last_write: HashMap<u32, u32> = HashMap::new();
         let mut matcher: NotifyMatcher<()> = NotifyMatcher::new();
         let mut wait_of: HashMap<ThreadId, u32> = HashMap::new();
@@ -193,6 +286,7 @@ impl<'a> Facts<'a> {
                         wake_notify[i] = nt as u32;
                         if let Some(&w) = wait_of.get(&e.thread) {
                             notify_waits.entry(nt as u32).or_default().push(w);
+                            wake_wait.insert(i32_, w);
                         }
                     }
                 }
@@ -202,7 +296,15 @@ impl<'a> Facts<'a> {
                 nlocks = nlocks.max(e.target as usize + 1);
             }
         }
+        let keys = value_keys(events);
+        let mut init = vec![None; nvars];
+        for (v, k) in initial_values(events, &keys) {
+            init[v as usize] = k;
+        }
         Facts {
+            wake_wait,
+            keys,
+            init,
             trace,
             tix,
             local,
@@ -286,6 +388,99 @@ impl<'a> Facts<'a> {
         self.walk(schedule, true)
     }
 
+    /// Like [`Facts::validate_race`], in the given feasibility model.
+    pub fn validate_race_model(
+        &self,
+        model: Model,
+        first: usize,
+        second: usize,
+        schedule: &[usize],
+    ) -> Result<(), WitnessError> {
+        let start = self.checkpoint(model, 0);
+        self.validate_race_from(&start, first, second, schedule)
+    }
+
+    /// The state after the first `len` events of the trace ran as recorded, from which
+    /// [`Facts::validate_race_from`] checks the rest of a schedule.
+    pub fn checkpoint(&self, model: Model, len: usize) -> Checkpoint {
+        let mut c = Checkpoint {
+            sim: Sim::with_model(self, model),
+            len: 0,
+        };
+        self.advance(&mut c, len);
+        c
+    }
+
+    /// Moves a checkpoint forward to the first `len` events (never backward).
+    pub fn advance(&self, c: &mut Checkpoint, len: usize) {
+        let len = len.min(self.trace.events.len());
+        while c.len < len {
+            c.sim.apply(self, c.len);
+            c.len += 1;
+        }
+    }
+
+    /// Checks the witness `0..c.len` (as recorded) followed by `tail`, ending with the
+    /// race `(first, second)` in either order, in the checkpoint's model. Steps in errors
+    /// count from the start of the whole schedule.
+    pub fn validate_race_from(
+        &self,
+        c: &Checkpoint,
+        first: usize,
+        second: usize,
+        tail: &[usize],
+    ) -> Result<(), WitnessError> {
+        let off = c.len;
+        let shift = |mut e: WitnessError| {
+            if e.step > 0 {
+                e.step += off;
+            }
+            e
+        };
+        let k = tail.len();
+        if k < 2 || tail[k - 2..].iter().any(|&i| i < off) {
+            return Err(WitnessError {
+                rule: Rule::Format,
+                step: 0,
+                event: None,
+                reason: "the racing events must follow the recorded prefix".to_owned(),
+            });
+        }
+        self.check_race_shape(tail).map_err(shift)?;
+        let (x, y) = (tail[k - 2], tail[k - 1]);
+        if !((x == first && y == second) || (x == second && y == first)) {
+            return Err(shift(WitnessError {
+                rule: Rule::Race,
+                step: k - 1,
+                event: Some(x),
+                reason: format!(
+                    "the schedule ends with events {} and {}, not with the race's events {} and {}",
+                    x + 1,
+                    y + 1,
+                    first + 1,
+                    second + 1
+                ),
+            }));
+        }
+        let n = self.trace.events.len();
+        let mut sim = c.sim.clone();
+        for (s, &i) in tail.iter().enumerate() {
+            if i >= n {
+                return Err(out_of_range(off + s + 1, i, n));
+            }
+            let exempt = s + 2 >= k;
+            sim.check(self, i, exempt)
+                .map_err(|(rule, reason)| WitnessError {
+                    rule,
+                    step: off + s + 1,
+                    event: Some(i),
+                    reason,
+                })?;
+            sim.apply(self, i);
+        }
+        Ok(())
+    }
+
     /// Checks a schedule that is only a correct reordering (no race at its end).
     pub fn validate_prefix(&self, schedule: &[usize]) -> Result<(), WitnessError> {
         self.walk(schedule, false)
@@ -366,6 +561,23 @@ fn out_of_range(step: usize, i: usize, n: usize) -> WitnessError {
     }
 }
 
+/// A schedule's state after a recorded prefix of the trace ([`Facts::checkpoint`]).
+#[derive(Clone)]
+pub struct Checkpoint {
+    sim: Sim,
+    len: usize,
+}
+
+impl Checkpoint {
+    /// How many recorded events it has run.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// The state of a schedule being run: per-thread positions, last writers, lock owners.
 #[derive(Clone)]
 struct Sim {
@@ -373,15 +585,39 @@ struct Sim {
     last_write: Vec<u32>,
     /// Dense thread holding each lock, or `NONE`.
     owner: Vec<u32>,
+    model: Model,
+    /// Value models: each variable's current value, `None` when unknown.
+    cur: Vec<Option<ValueKey>>,
+    /// Value models: threads that read a value other than the recorded one.
+    taint: Vec<bool>,
+    /// Value models: waits whose matched notify ran before them (their wake may not run).
+    lost: Vec<u32>,
 }
 
 impl Sim {
     fn new(f: &Facts) -> Sim {
+        Sim::with_model(f, Model::Rf)
+    }
+
+    fn with_model(f: &Facts, model: Model) -> Sim {
+        let valued = model != Model::Rf;
         Sim {
             pos: vec![0; f.threads.len()],
             last_write: vec![NONE; f.nvars],
             owner: vec![NONE; f.nlocks],
+            model,
+            cur: if valued { f.init.clone() } else { Vec::new() },
+            taint: vec![false; if valued { f.threads.len() } else { 0 }],
+            lost: Vec::new(),
         }
+    }
+
+    /// Value models: whether read `i` would return its recorded value now.
+    fn concrete_read(&self, f: &Facts, i: usize) -> bool {
+        let v = f.ev(i).target as usize;
+        let cur = self.cur[v];
+        cur == Some(f.keys[i])
+            || (self.last_write[v] == f.observed[i] && (f.observed[i] == NONE || cur.is_some()))
     }
 
     fn done(&self, f: &Facts, i: u32) -> bool {
@@ -428,8 +664,34 @@ impl Sim {
             NONE => "no thread".to_owned(),
             o => format!("thread {}", f.thread_name_dense(o)),
         };
+        if self.model != Model::Rf {
+            match e.kind {
+                Kind::Read | Kind::VRead if !exempt && self.model == Model::Value => {
+                    if !self.concrete_read(f, i) {
+                        return Err((
+                            Rule::Val,
+                            format!(
+                                "{} would not return its recorded value {}",
+                                f.describe(i),
+                                e.value
+                            ),
+                        ));
+                    }
+                }
+                Kind::Branch | Kind::Enter | Kind::Exit if self.taint[t] => {
+                    return Err((
+                        Rule::Cf,
+                        format!(
+                            "{}: an earlier read of its thread returned another value than recorded, so this control decision may differ",
+                            f.describe(i)
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
         match e.kind {
-            Kind::Read | Kind::VRead if !exempt => {
+            Kind::Read | Kind::VRead if !exempt && self.model == Model::Rf => {
                 let want = f.observed[i];
                 let got = self.last_write[e.target as usize];
                 if got != want {
@@ -481,7 +743,11 @@ impl Sim {
                         ),
                     ));
                 }
-                if let Some(ws) = f.notify_waits.get(&(i as u32)) {
+                if let Some(ws) = f
+                    .notify_waits
+                    .get(&(i as u32))
+                    .filter(|_| self.model == Model::Rf)
+                {
                     if let Some(&w) = ws.iter().find(|&&w| !self.done(f, w)) {
                         return Err((
                             Rule::Notify,
@@ -507,6 +773,21 @@ impl Sim {
                     ));
                 }
                 let nt = f.wake_notify[i];
+                if let Some(w) = f
+                    .wake_wait
+                    .get(&(i as u32))
+                    .filter(|w| self.lost.contains(w))
+                {
+                    return Err((
+                        Rule::Notify,
+                        format!(
+                            "{} cannot return: its notify {} ran before {}, and notified nobody",
+                            f.describe(i),
+                            f.describe(nt as usize),
+                            f.describe(*w as usize)
+                        ),
+                    ));
+                }
                 if nt != NONE && !self.done(f, nt) {
                     return Err((
                         Rule::Notify,
@@ -542,8 +823,34 @@ impl Sim {
 
     fn apply(&mut self, f: &Facts, i: usize) {
         let t = f.tix[i];
-        self.pos[t as usize] += 1;
         let e = f.ev(i);
+        if self.model != Model::Rf {
+            match e.kind {
+                Kind::Read | Kind::VRead => {
+                    if !self.concrete_read(f, i) {
+                        self.taint[t as usize] = true;
+                    }
+                }
+                Kind::Write | Kind::VWrite => {
+                    self.cur[e.target as usize] = if self.taint[t as usize] {
+                        None
+                    } else {
+                        Some(f.keys[i])
+                    };
+                }
+                Kind::Notify | Kind::NotifyAll => {
+                    if let Some(ws) = f.notify_waits.get(&(i as u32)) {
+                        for &w in ws {
+                            if !self.done(f, w) {
+                                self.lost.push(w);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.pos[t as usize] += 1;
         match e.kind {
             Kind::Write | Kind::VWrite => self.last_write[e.target as usize] = i as u32,
             Kind::Acquire if !e.is_nested() => self.owner[e.target as usize] = t,
@@ -715,6 +1022,26 @@ impl<'a> Witnesser<'a> {
         })
     }
 
+    /// Like [`Witnesser::check_provided`], validated in `model` (mcm's schedules in
+    /// [`Model::Cf`], said's in [`Model::Value`]).
+    pub fn check_provided_model(
+        &self,
+        model: Model,
+        a: usize,
+        b: usize,
+        schedule: &[u64],
+    ) -> Option<Witness> {
+        let s: Vec<usize> = schedule
+            .iter()
+            .map(|&i| usize::try_from(i).unwrap_or(usize::MAX))
+            .collect();
+        self.facts.validate_race_model(model, a, b, &s).ok()?;
+        Some(Witness {
+            schedule: s,
+            method: Method::Detector,
+        })
+    }
+
     /// A validated witness for the race `(a, b)`: the first of `provided` (detector-built
     /// schedules) the validator accepts, else [`Witnesser::witness`].
     pub fn witness_or_provided(&self, a: usize, b: usize, provided: &[&[u64]]) -> Option<Witness> {
@@ -879,10 +1206,17 @@ pub fn witness_analysis(trace: &Trace, analysis: &mut Analysis) -> RaceWitnesses
             .flatten()
             .map(|p| (p.first as usize, p.second as usize)),
     );
+    // Rf schedules first: the strongest model a witness can claim.
     let mut provided: HashMap<(u64, u64), Vec<&[u64]>> = HashMap::new();
+    let mut provided_valued: HashMap<(u64, u64), Vec<(Model, &[u64])>> = HashMap::new();
     for run in &analysis.runs {
+        let model = model_for(run.name);
         for (&pair, s) in &run.schedules {
-            provided.entry(pair).or_default().push(s);
+            if model == Model::Rf {
+                provided.entry(pair).or_default().push(s);
+            } else {
+                provided_valued.entry(pair).or_default().push((model, s));
+            }
         }
     }
     let mut out = RaceWitnesses::default();
@@ -892,7 +1226,15 @@ pub fn witness_analysis(trace: &Trace, analysis: &mut Analysis) -> RaceWitnesses
             let given = provided
                 .get(&(p.first, p.second))
                 .map_or(&[][..], Vec::as_slice);
-            if let Some(wit) = w.witness_or_provided(p.first as usize, p.second as usize, given) {
+            let (x, y) = (p.first as usize, p.second as usize);
+            let valued = || {
+                provided_valued
+                    .get(&(p.first, p.second))
+                    .into_iter()
+                    .flatten()
+                    .find_map(|&(m, s)| w.check_provided_model(m, x, y, s))
+            };
+            if let Some(wit) = w.witness_or_provided(x, y, given).or_else(valued) {
                 r.pair = *p;
                 found = Some(wit);
                 break;

@@ -1,0 +1,388 @@
+//! Windows, candidate pairs, rounds of parallel solver queries, witnesses: the part of
+//! `mcm` and `said` that is the same for both ([`run`]).
+
+use super::formula::{mcm_query, said_base, said_pair, Constraints};
+use super::solve::{Answer, Z3};
+use super::window::{Carry, Global, Window};
+use crate::detector::RaceSink;
+use crate::witness::{Checkpoint, Facts, Model};
+use jrace_trace::{Event, LocId, Symbols, Trace, VarId};
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+/// Which encoding a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// RVPredict's maximal causal model, cut encoding (notes §1.6).
+    Mcm,
+    /// Said et al.'s whole-window read consistency (notes §5.2).
+    Said,
+}
+
+/// Knobs of a run. See [`crate::DetectorOptions`] for the public ones.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Window size N in events; windows start every N/2 events (notes §2.3).
+    pub window: usize,
+    /// Per-query solver timeout in milliseconds (0: none).
+    pub timeout_ms: u32,
+    /// At most this many pairs of one (variable, location pair) are tried per window.
+    pub max_pairs_per_signature: usize,
+    /// At most this many earlier accesses are scanned per access for candidate pairs.
+    pub max_scan: usize,
+    /// Whether the recording carried branches (`None`: a trace with a `br` does).
+    pub branches: Option<bool>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            window: 10_000,
+            timeout_ms: 10_000,
+            max_pairs_per_signature: 8,
+            max_scan: 256,
+            branches: None,
+        }
+    }
+}
+
+/// What a run did, for the outcome, tests and tuning.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub windows: u64,
+    /// Pairs that passed the quick check and were given to the solver.
+    pub queries: u64,
+    pub sat: u64,
+    /// (variable, location pair)s with an `unknown` answer and no race: never reported.
+    pub unknown: u64,
+    /// Solver models whose schedule the validator rejected (an encoding bug; the pair is
+    /// not reported and is counted in `unknown` too).
+    pub invalid_witnesses: u64,
+    /// The largest query, in events with an order variable.
+    pub max_query_events: u64,
+}
+
+type Key = (VarId, LocId, LocId);
+
+/// Runs `policy` over the whole trace `events`, reporting into `races`.
+pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSink) -> Stats {
+    let mut stats = Stats::default();
+    let n = events.len();
+    if n == 0 {
+        return stats;
+    }
+    let g = Global::new(events, opts.branches);
+    let trace = synthetic_trace(events, g.branch_complete);
+    let facts = Facts::new(&trace);
+    let model = match policy {
+        Policy::Mcm => Model::Cf,
+        Policy::Said => Model::Value,
+    };
+    let mut cp = facts.checkpoint(model, 0);
+    let mut carry = Carry::default();
+    let size = opts.window.max(2);
+    let step = (size / 2).max(1);
+    let mut unknown: HashSet<Key> = HashSet::default();
+    let (mut start, mut prev_end) = (0usize, 0usize);
+    loop {
+        let end = (start + size).min(n);
+        carry.advance(&g, start);
+        facts.advance(&mut cp, start);
+        let w = Window::build(&g, &carry, start, end);
+        stats.windows += 1;
+        let buckets = candidates(&w, prev_end, races, opts);
+        solve_window(
+            &w,
+            policy,
+            opts,
+            buckets,
+            &facts,
+            &cp,
+            races,
+            &mut unknown,
+            &mut stats,
+        );
+        if end >= n {
+            break;
+        }
+        prev_end = end;
+        start += step;
+    }
+    stats.unknown = unknown
+        .iter()
+        .filter(|&&(v, x, y)| !races.contains(v, x, y))
+        .count() as u64;
+    stats
+}
+
+/// Quick check (notes §3.1): conflicting plain accesses of different threads, not
+/// ≺-ordered, holding no common lock, whose second event is beyond the previous window
+/// (so each pair is tried in the first window containing both), grouped by (variable,
+/// location pair) not yet reported, nearest pairs first.
+fn candidates(
+    w: &Window,
+    prev_end: usize,
+    races: &RaceSink,
+    opts: &Options,
+) -> Vec<(Key, Vec<(u32, u32)>)> {
+    let mut by_var: HashMap<VarId, Vec<u32>> = HashMap::default();
+    for k in 0..w.len as u32 {
+        let e = w.ev(k);
+        if e.kind.is_plain_access() {
+            by_var.entry(e.target).or_default().push(k);
+        }
+    }
+    let mut buckets: HashMap<Key, Vec<(u32, u32)>> = HashMap::default();
+    let mut ordered = vec![false; w.nt];
+    for acc in by_var.values() {
+        for (jj, &j) in acc.iter().enumerate() {
+            if w.global(j) < prev_end {
+                continue;
+            }
+            let ej = w.ev(j);
+            ordered.iter_mut().for_each(|o| *o = false);
+            ordered[w.tix[j as usize] as usize] = true;
+            for &i in acc[..jj].iter().rev().take(opts.max_scan) {
+                let u = w.tix[i as usize] as usize;
+                if ordered[u] {
+                    continue;
+                }
+                let ei = w.ev(i);
+                if !ei.kind.is_write() && !ej.kind.is_write() {
+                    continue;
+                }
+                if w.prec(i, j) {
+                    ordered[u] = true;
+                    continue;
+                }
+                let key = (ej.target, ei.loc.min(ej.loc), ei.loc.max(ej.loc));
+                if races.contains(key.0, key.1, key.2) || w.common_lock(i, j) {
+                    continue;
+                }
+                buckets.entry(key).or_default().push((i, j));
+            }
+        }
+    }
+    let mut out: Vec<(Key, Vec<(u32, u32)>)> = buckets.into_iter().collect();
+    out.sort_unstable_by_key(|(k, _)| *k);
+    for (_, v) in &mut out {
+        v.sort_unstable_by_key(|&(i, j)| (j - i, j));
+        v.truncate(opts.max_pairs_per_signature.max(1));
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_window(
+    w: &Window,
+    policy: Policy,
+    opts: &Options,
+    buckets: Vec<(Key, Vec<(u32, u32)>)>,
+    facts: &Facts,
+    cp: &Checkpoint,
+    races: &mut RaceSink,
+    unknown: &mut HashSet<Key>,
+    stats: &mut Stats,
+) {
+    if buckets.is_empty() {
+        return;
+    }
+    let base: Option<Constraints> = (policy == Policy::Said).then(|| said_base(w));
+    let mut round = 0usize;
+    let mut open: Vec<bool> = vec![true; buckets.len()];
+    loop {
+        // Round-robin (notes §3.2): the next pair of every open bucket.
+        let batch: Vec<(usize, u32, u32)> = buckets
+            .iter()
+            .enumerate()
+            .filter(|(bi, (key, v))| {
+                open[*bi] && round < v.len() && !races.contains(key.0, key.1, key.2)
+            })
+            .map(|(bi, (_, v))| (bi, v[round].0, v[round].1))
+            .collect();
+        if batch.is_empty() {
+            break;
+        }
+        round += 1;
+        stats.queries += batch.len() as u64;
+        let threads = rayon::current_num_threads().max(1);
+        let chunk = match policy {
+            Policy::Said => batch.len().div_ceil(threads),
+            Policy::Mcm => batch.len().div_ceil(4 * threads),
+        }
+        .max(1);
+        let answers: Vec<(usize, u32, u32, Answer, u64)> = batch
+            .par_chunks(chunk)
+            .flat_map_iter(|part| {
+                let mut z = Z3::new(opts.timeout_ms);
+                let mut members_all: Vec<u32> = Vec::new();
+                if let Some(b) = &base {
+                    z.assert_all(b);
+                    members_all = b.events.clone();
+                }
+                part.iter()
+                    .map(|&(bi, a, b)| {
+                        let (ans, size) = match policy {
+                            Policy::Mcm => match mcm_query(w, a, b) {
+                                None => (Answer::Unsat, 0),
+                                Some(q) => {
+                                    z.push();
+                                    z.assert_all(&q);
+                                    let ans = z.check(&q.events);
+                                    z.pop(&[]);
+                                    (ans, q.events.len() as u64)
+                                }
+                            },
+                            Policy::Said => {
+                                if w.prec(a, b) || w.prec(b, a) {
+                                    (Answer::Unsat, 0)
+                                } else {
+                                    z.push();
+                                    z.assert(&said_pair(w, a, b));
+                                    let ans = z.check(&members_all);
+                                    z.pop(&members_all);
+                                    (ans, members_all.len() as u64)
+                                }
+                            }
+                        };
+                        (bi, a, b, ans, size)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for (bi, a, b, ans, size) in answers {
+            stats.max_query_events = stats.max_query_events.max(size);
+            let key = buckets[bi].0;
+            match ans {
+                Answer::Unsat => {}
+                Answer::Unknown => {
+                    unknown.insert(key);
+                }
+                Answer::Sat { order, cut } => {
+                    if races.contains(key.0, key.1, key.2) {
+                        open[bi] = false;
+                        continue;
+                    }
+                    let tail = schedule(w, policy, a, b, order, cut);
+                    let (x, y) = (w.global(a.min(b)), w.global(a.max(b)));
+                    match facts.validate_race_from(cp, x, y, &tail) {
+                        Ok(()) => {
+                            stats.sat += 1;
+                            open[bi] = false;
+                            let (ex, ey) = (w.ev(a.min(b)), w.ev(a.max(b)));
+                            if races.wants_schedules() {
+                                let full: Vec<u64> = (0..w.start as u64)
+                                    .chain(tail.iter().map(|&i| i as u64))
+                                    .collect();
+                                races.report_with_schedule(
+                                    ex.target, x as u64, ex.loc, y as u64, ey.loc, full,
+                                );
+                            } else {
+                                races.report(ex.target, x as u64, ex.loc, y as u64, ey.loc);
+                            }
+                        }
+                        Err(e) => {
+                            stats.invalid_witnesses += 1;
+                            unknown.insert(key);
+                            if std::env::var_os("JRACE_DEBUG").is_some() {
+                                eprintln!(
+                                    "jrace: internal error: {policy:?} witness for events {} and {} rejected: {e}",
+                                    x + 1,
+                                    y + 1
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The witness from a model (notes §4.1): the events before the cut (said: before the
+/// earlier of the pair), by (order value, trace index), then the pair; global indices,
+/// relative to the window start (the recorded prefix is implied).
+fn schedule(
+    w: &Window,
+    policy: Policy,
+    a: u32,
+    b: u32,
+    order: Vec<(u32, i64)>,
+    cut: i64,
+) -> Vec<usize> {
+    let limit = match policy {
+        Policy::Mcm => cut,
+        Policy::Said => {
+            let of = |x: u32| {
+                order
+                    .iter()
+                    .find(|&&(k, _)| k == x)
+                    .map_or(i64::MIN, |p| p.1)
+            };
+            of(a).min(of(b))
+        }
+    };
+    let mut p: Vec<(i64, u32)> = order
+        .into_iter()
+        .filter(|&(k, v)| v < limit && k != a && k != b)
+        .map(|(k, v)| (v, k))
+        .collect();
+    p.sort_unstable();
+    // said's encoding has no branch events: each runs right after its predecessor.
+    let mut next = vec![0u32; w.nt];
+    let mut out = Vec::with_capacity(p.len() + 2);
+    let mut catch_up = |out: &mut Vec<usize>, k: u32| {
+        let t = w.tix[k as usize] as usize;
+        let p = w.pos[k as usize];
+        while next[t] < p {
+            let e = w.threads[t][next[t] as usize];
+            if w.ev(e).kind == jrace_trace::Kind::Branch {
+                out.push(w.global(e));
+            }
+            next[t] += 1;
+        }
+        next[t] = next[t].max(p + 1);
+    };
+    for (_, k) in p {
+        catch_up(&mut out, k);
+        out.push(w.global(k));
+    }
+    catch_up(&mut out, a);
+    catch_up(&mut out, b);
+    out.push(w.global(a.min(b)));
+    out.push(w.global(a.max(b)));
+    out
+}
+
+/// A [`Trace`] over `events` with placeholder names, for the validator (which only uses
+/// names in its messages).
+fn synthetic_trace(events: &[Event], has_branches: bool) -> Trace {
+    let (mut nt, mut nv, mut nl) = (0u32, 0u32, 0u32);
+    for e in events {
+        nt = nt.max(e.thread + 1);
+        if e.kind.has_thread() {
+            nt = nt.max(e.target + 1);
+        }
+        if e.kind.is_access() {
+            nv = nv.max(e.target + 1);
+        }
+        if e.kind.has_lock() {
+            nl = nl.max(e.target + 1);
+        }
+    }
+    let mut symbols = Symbols::default();
+    for i in 0..nt {
+        symbols.thread(&format!("thread#{i}"));
+    }
+    for i in 0..nv {
+        symbols.var(&format!("var#{i}"));
+    }
+    for i in 0..nl {
+        symbols.lock(&format!("lock#{i}"));
+    }
+    Trace {
+        symbols,
+        events: events.to_vec(),
+        has_branches,
+    }
+}

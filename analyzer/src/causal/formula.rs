@@ -1,0 +1,584 @@
+//! The constraint builder shared by `mcm` and `said` (and meant for `rdit`): formulas over
+//! one integer order variable per event and the cut C, in integer difference logic, kept
+//! solver-independent so they can be printed, tested and translated ([`super::solve`]).
+//!
+//! - [`mcm_query`]: the cut encoding of notes §1.6 (M1–M5) for one pair, on the pair's
+//!   slice ([`slice`]).
+//! - [`said_base`] and [`said_pair`]: S1–S4 of notes §5.2 over the whole window, and ρ.
+//!
+//! Both go through [`Builder`], which owns the Boolean variables (memoized read
+//! definitions `c_r` and per-thread history chains `h`) and the list of assertions.
+//! A later detector adds its own constraints with [`Builder::assert`] and
+//! [`Builder::edge`] (rdit's BarrierPair edges go there), using the same variables.
+
+use super::window::{Window, NONE};
+use jrace_trace::Kind;
+use rustc_hash::FxHashMap as HashMap;
+
+/// An integer term: an event's order variable (window-local index) or the cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Term {
+    Ev(u32),
+    Cut,
+}
+
+/// A formula. Atoms are difference constraints `x < y`, `x ≤ y`, `x = y` and Booleans.
+#[derive(Clone, Debug, PartialEq)]
+pub enum F {
+    True,
+    False,
+    Lt(Term, Term),
+    Le(Term, Term),
+    Eq(Term, Term),
+    B(u32),
+    And(Vec<F>),
+    Or(Vec<F>),
+    /// `b ⇒ f`: one-directional definitions (notes §1.10).
+    Implies(u32, Box<F>),
+}
+
+pub fn lt(x: u32, y: u32) -> F {
+    F::Lt(Term::Ev(x), Term::Ev(y))
+}
+/// `O_e ≥ C`: e is not in the prefix.
+pub fn out(e: u32) -> F {
+    F::Le(Term::Cut, Term::Ev(e))
+}
+
+/// `and` with constant folding.
+pub fn and(v: Vec<F>) -> F {
+    let mut out = Vec::with_capacity(v.len());
+    for f in v {
+        match f {
+            F::True => {}
+            F::False => return F::False,
+            F::And(inner) => out.extend(inner),
+            f => out.push(f),
+        }
+    }
+    match out.len() {
+        0 => F::True,
+        1 => out.pop().unwrap(),
+        _ => F::And(out),
+    }
+}
+
+/// `or` with constant folding.
+pub fn or(v: Vec<F>) -> F {
+    let mut out = Vec::with_capacity(v.len());
+    for f in v {
+        match f {
+            F::False => {}
+            F::True => return F::True,
+            F::Or(inner) => out.extend(inner),
+            f => out.push(f),
+        }
+    }
+    match out.len() {
+        0 => F::False,
+        1 => out.pop().unwrap(),
+        _ => F::Or(out),
+    }
+}
+
+/// Which events have order variables, the Booleans, and the assertions of one query.
+#[derive(Clone, Debug, Default)]
+pub struct Constraints {
+    /// Window-local events with an order variable, ascending.
+    pub events: Vec<u32>,
+    pub nbools: u32,
+    pub asserts: Vec<F>,
+}
+
+/// Builds [`Constraints`] over a set of events of one window.
+pub struct Builder<'w, 'g, 'a> {
+    pub w: &'w Window<'g, 'a>,
+    /// Whether local event k has an order variable.
+    member: Vec<bool>,
+    pub c: Constraints,
+    /// `c_r` per read (memoized, notes §1.10).
+    read_bool: HashMap<u32, u32>,
+    /// `h` chain per (thread, number of reads).
+    chain: HashMap<(u32, u32), u32>,
+    /// Reads whose `c_r` still needs its definition.
+    pending: Vec<u32>,
+    /// Whether the formula uses the cut (mcm) or constrains the whole window (said).
+    cut: bool,
+}
+
+impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
+    pub fn new(w: &'w Window<'g, 'a>, members: &[u32], cut: bool) -> Self {
+        let mut member = vec![false; w.len];
+        for &k in members {
+            member[k as usize] = true;
+        }
+        let mut events = members.to_vec();
+        events.sort_unstable();
+        Builder {
+            w,
+            member,
+            c: Constraints {
+                events,
+                ..Constraints::default()
+            },
+            read_bool: HashMap::default(),
+            chain: HashMap::default(),
+            pending: Vec::new(),
+            cut,
+        }
+    }
+
+    pub fn has(&self, k: u32) -> bool {
+        k != NONE && self.member[k as usize]
+    }
+
+    pub fn assert(&mut self, f: F) {
+        if f != F::True {
+            self.c.asserts.push(f);
+        }
+    }
+
+    /// An M1 edge `O_x < O_y`, when both have order variables (an event without one is
+    /// after the cut).
+    pub fn edge(&mut self, x: u32, y: u32) {
+        if self.has(x) && self.has(y) {
+            self.assert(lt(x, y));
+        }
+    }
+
+    fn fresh(&mut self) -> u32 {
+        self.c.nbools += 1;
+        self.c.nbools - 1
+    }
+
+    /// `c_r`: read r returns its recorded value (defined later by [`Builder::define_reads`]).
+    pub fn read_ok(&mut self, r: u32) -> F {
+        if let Some(&b) = self.read_bool.get(&r) {
+            return F::B(b);
+        }
+        let b = self.fresh();
+        self.read_bool.insert(r, b);
+        self.pending.push(r);
+        F::B(b)
+    }
+
+    /// H(e): every window read of e's thread before e returns its recorded value.
+    pub fn history(&mut self, e: u32) -> F {
+        let t = self.w.tix[e as usize];
+        let n = self.w.reads_before[e as usize];
+        self.chain_lit(t, n)
+    }
+
+    fn chain_lit(&mut self, t: u32, n: u32) -> F {
+        if n == 0 {
+            return F::True;
+        }
+        if let Some(&b) = self.chain.get(&(t, n)) {
+            return F::B(b);
+        }
+        // Build the missing links bottom-up: h_n ⇒ h_{n-1} ∧ c_{r_n}.
+        let mut j = n;
+        while j > 0 && !self.chain.contains_key(&(t, j)) {
+            j -= 1;
+        }
+        for m in j + 1..=n {
+            let b = self.fresh();
+            self.chain.insert((t, m), b);
+            let prev = if m == 1 {
+                F::True
+            } else {
+                F::B(self.chain[&(t, m - 1)])
+            };
+            let r = self.w.reads[t as usize][m as usize - 1];
+            let c = self.read_ok(r);
+            self.assert(F::Implies(b, Box::new(and(vec![prev, c]))));
+        }
+        F::B(self.chain[&(t, n)])
+    }
+
+    /// Writes the definitions (M4 / S4) of every read referenced so far, and of those
+    /// they reference in turn. With `histories`, a source write needs H(w) (mcm); said
+    /// leaves it out (every read there is concrete anyway).
+    pub fn define_reads(&mut self, histories: bool) {
+        while let Some(r) = self.pending.pop() {
+            let b = self.read_bool[&r];
+            let def = self.read_def(r, histories);
+            self.assert(F::Implies(b, Box::new(def)));
+        }
+    }
+
+    /// DEF(r) = INIT(r) ∨ ⋁_{w ∈ Src(r)} (H(w) ∧ O_w < O_r ∧ ⋀_{w' ∈ Int(r,w)} (O_w' < O_w ∨ O_r < O_w')).
+    pub fn read_def(&mut self, r: u32, histories: bool) -> F {
+        let w = self.w;
+        let x = w.ev(r).target;
+        let writes: Vec<u32> = w
+            .writes
+            .get(&x)
+            .map(|ws| ws.iter().copied().filter(|&k| self.has(k)).collect())
+            .unwrap_or_default();
+        let mut alts = Vec::new();
+        if w.init_ok(r) {
+            alts.push(and(writes
+                .iter()
+                .filter(|&&w2| !w.prec(r, w2))
+                .map(|&w2| lt(r, w2))
+                .collect()));
+        }
+        for src in w.sources(r) {
+            if !self.has(src) {
+                continue;
+            }
+            let mut conj = vec![];
+            if !w.prec(src, r) {
+                conj.push(lt(src, r));
+            }
+            for &w2 in &writes {
+                if w2 == src || w.prec(w2, src) || w.prec(r, w2) {
+                    continue;
+                }
+                let before_src = lt(w2, src);
+                let after_r = lt(r, w2);
+                conj.push(if w.prec(src, w2) && w.prec(w2, r) {
+                    F::False
+                } else if w.prec(src, w2) {
+                    after_r
+                } else if w.prec(w2, r) {
+                    before_src
+                } else {
+                    or(vec![before_src, after_r])
+                });
+            }
+            if histories {
+                let h = self.history(src);
+                conj.push(h);
+            }
+            alts.push(and(conj));
+        }
+        or(alts)
+    }
+
+    pub fn finish(self) -> Constraints {
+        debug_assert!(self.pending.is_empty());
+        let _ = self.cut;
+        self.c
+    }
+}
+
+/// The events that can matter for the pair (a, b) (notes §3 "slicing"; see the module
+/// docs of [`super`]): the ≺-closed set of events that may come before the cut in some
+/// witness, grown from the pair's ≺-predecessors by the sources of the reads guards need
+/// and by the releases that lock exclusion may need. Excludes a, b and everything after
+/// them. `None` if a ≺ b or b ≺ a.
+pub fn slice(w: &Window, a: u32, b: u32) -> Option<Vec<u32>> {
+    if w.prec(a, b) || w.prec(b, a) {
+        return None;
+    }
+    let nt = w.nt;
+    let (ta, tb) = (w.tix[a as usize] as usize, w.tix[b as usize] as usize);
+    let (pa, pb) = (w.pos[a as usize], w.pos[b as usize]);
+    let after_pair = |e: u32| w.vc(e, ta) > pa || w.vc(e, tb) > pb;
+    let conservative = !w.g.branch_complete;
+    // The strict ≺-predecessors of a and of b (a and b are unordered, so neither
+    // includes the other).
+    let mut front = vec![0u32; nt];
+    for u in 0..nt {
+        let pred_a = if u == ta { pa } else { w.vc(a, u) };
+        let pred_b = if u == tb { pb } else { w.vc(b, u) };
+        front[u] = pred_a.max(pred_b);
+    }
+    let mut need = vec![0u32; nt];
+    if conservative {
+        need[ta] = need[ta].max(pa);
+        need[tb] = need[tb].max(pb);
+    }
+    let mut scanned = vec![0u32; nt];
+    let mut needed_done = vec![0u32; nt];
+    // Regions entered so far, per lock, and whether their releases were added.
+    let mut entered: HashMap<u32, Vec<u32>> = HashMap::default();
+    for (r, reg) in w.regions.iter().enumerate() {
+        if reg.acq == NONE {
+            entered.entry(reg.lock).or_default().push(r as u32);
+        }
+    }
+    let mut closed_locks: HashMap<u32, usize> = HashMap::default();
+    let add = |front: &mut Vec<u32>, e: u32| {
+        let row = w.vc_row(e);
+        for u in 0..nt {
+            front[u] = front[u].max(row[u]);
+        }
+    };
+    loop {
+        let mut changed = false;
+        for t in 0..nt {
+            while scanned[t] < front[t] {
+                let e = w.threads[t][scanned[t] as usize];
+                let p = w.pos[e as usize];
+                if w.is_branch_like(e) || (conservative && w.after_read(e)) {
+                    need[t] = need[t].max(p);
+                }
+                if let Some(&r) = w.region_of_acq.get(&e) {
+                    entered
+                        .entry(w.regions[r as usize].lock)
+                        .or_default()
+                        .push(r);
+                }
+                scanned[t] += 1;
+                changed = true;
+            }
+        }
+        for t in 0..nt {
+            while needed_done[t] < need[t] {
+                let e = w.threads[t][needed_done[t] as usize];
+                needed_done[t] += 1;
+                changed = true;
+                if !matches!(w.ev(e).kind, Kind::Read | Kind::VRead) {
+                    continue;
+                }
+                for src in w.sources(e) {
+                    if after_pair(src) {
+                        continue;
+                    }
+                    add(&mut front, src);
+                    let ts = w.tix[src as usize] as usize;
+                    need[ts] = need[ts].max(w.pos[src as usize]);
+                }
+            }
+        }
+        for (&lock, regs) in &entered {
+            let done = closed_locks.get(&lock).copied().unwrap_or(0);
+            if done == regs.len() {
+                continue;
+            }
+            let t0 = w.regions[regs[0] as usize].thread;
+            if regs.iter().all(|&r| w.regions[r as usize].thread == t0) {
+                continue;
+            }
+            closed_locks.insert(lock, regs.len());
+            for &r in regs {
+                let rel = w.regions[r as usize].rel;
+                if rel != NONE && !after_pair(rel) {
+                    add(&mut front, rel);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut out = Vec::new();
+    for t in 0..nt {
+        out.extend_from_slice(&w.threads[t][..front[t] as usize]);
+    }
+    Some(out)
+}
+
+/// The mcm query for (a, b) (notes §1.6, M1–M5, with the pair at the cut), on its
+/// slice. `None` if the pair is MHB-ordered.
+pub fn mcm_query(w: &Window, a: u32, b: u32) -> Option<Constraints> {
+    let mut members = slice(w, a, b)?;
+    members.push(a);
+    members.push(b);
+    let mut bld = Builder::new(w, &members, true);
+    let events = bld.c.events.clone();
+    // M1: program order among members, and the cross edges.
+    for t in 0..w.nt {
+        let mut prev = NONE;
+        for &k in &w.threads[t] {
+            if bld.has(k) {
+                if prev != NONE {
+                    bld.assert(lt(prev, k));
+                }
+                prev = k;
+            }
+        }
+    }
+    for &(x, y) in &w.edges {
+        bld.edge(x, y);
+    }
+    // The pair at the cut.
+    bld.assert(F::Eq(Term::Ev(a), Term::Cut));
+    bld.assert(F::Eq(Term::Ev(b), Term::Cut));
+    // M2: lock regions entered before the cut do not overlap.
+    for regs in w.by_lock.values() {
+        let live: Vec<_> = regs
+            .iter()
+            .map(|&r| w.regions[r as usize])
+            .filter(|g| g.acq == NONE || bld.has(g.acq))
+            .collect();
+        for (i, r1) in live.iter().enumerate() {
+            for r2 in &live[i + 1..] {
+                if r1.thread == r2.thread {
+                    continue;
+                }
+                let ordered = |x: u32, y: u32| x != NONE && y != NONE && w.prec(x, y);
+                if ordered(r1.rel, r2.acq) || ordered(r2.rel, r1.acq) {
+                    continue;
+                }
+                let mut alts = Vec::new();
+                for (x, y) in [(r1, r2), (r2, r1)] {
+                    if x.acq != NONE {
+                        alts.push(out(x.acq));
+                    }
+                    if bld.has(x.rel) && y.acq != NONE {
+                        alts.push(lt(x.rel, y.acq));
+                    }
+                }
+                bld.assert(or(alts));
+            }
+        }
+    }
+    // M3 and M5.
+    let conservative = !w.g.branch_complete;
+    for &k in &events {
+        let e = w.ev(k);
+        if e.kind == Kind::Wake {
+            let gk = w.global(k) as u32;
+            let n = w.g.wake_notify.get(&gk).copied();
+            let v = w.g.wake_wait.get(&gk).copied();
+            if let (Some(n), Some(v)) = (n, v) {
+                if n as usize >= w.start && v as usize >= w.start {
+                    let (n, v) = ((n as usize - w.start) as u32, (v as usize - w.start) as u32);
+                    if bld.has(n) && bld.has(v) {
+                        bld.assert(or(vec![out(k), lt(v, n)]));
+                    }
+                }
+            }
+        }
+        if k == a || k == b {
+            if conservative && w.after_read(k) {
+                let h = bld.history(k);
+                bld.assert(h);
+            }
+            continue;
+        }
+        let guarded = if conservative {
+            w.after_read(k)
+        } else {
+            w.is_branch_like(k)
+        };
+        if guarded && w.reads_before[k as usize] > 0 {
+            let h = bld.history(k);
+            let away = if conservative {
+                F::Lt(Term::Cut, Term::Ev(k))
+            } else {
+                out(k)
+            };
+            bld.assert(or(vec![away, h]));
+        }
+    }
+    // M4.
+    bld.define_reads(true);
+    Some(bld.finish())
+}
+
+/// S1–S4 (notes §5.2): the whole window, branches removed, every read keeps its value.
+pub fn said_base(w: &Window) -> Constraints {
+    let members: Vec<u32> = (0..w.len as u32)
+        .filter(|&k| w.ev(k).kind != Kind::Branch)
+        .collect();
+    let mut bld = Builder::new(w, &members, false);
+    for t in 0..w.nt {
+        let mut prev = NONE;
+        for &k in &w.threads[t] {
+            if bld.has(k) {
+                if prev != NONE {
+                    bld.assert(lt(prev, k));
+                }
+                prev = k;
+            }
+        }
+    }
+    for &(x, y) in &w.edges {
+        bld.edge(x, y);
+    }
+    for regs in w.by_lock.values() {
+        for (i, &r1) in regs.iter().enumerate() {
+            for &r2 in &regs[i + 1..] {
+                let (r1, r2) = (w.regions[r1 as usize], w.regions[r2 as usize]);
+                if r1.thread == r2.thread {
+                    continue;
+                }
+                let ordered = |x: u32, y: u32| x != NONE && y != NONE && w.prec(x, y);
+                if ordered(r1.rel, r2.acq) || ordered(r2.rel, r1.acq) {
+                    continue;
+                }
+                let mut alts = Vec::new();
+                for (x, y) in [(r1, r2), (r2, r1)] {
+                    // x entirely before y: needs x's release in the window and y's acquire.
+                    if x.rel != NONE && y.acq != NONE {
+                        alts.push(lt(x.rel, y.acq));
+                    }
+                }
+                bld.assert(or(alts));
+            }
+        }
+    }
+    for k in 0..w.len as u32 {
+        let e = w.ev(k);
+        match e.kind {
+            Kind::Wake => {
+                let gk = w.global(k) as u32;
+                if let (Some(&n), Some(&v)) = (w.g.wake_notify.get(&gk), w.g.wake_wait.get(&gk)) {
+                    if n as usize >= w.start && v as usize >= w.start {
+                        bld.assert(lt(
+                            (v as usize - w.start) as u32,
+                            (n as usize - w.start) as u32,
+                        ));
+                    }
+                }
+            }
+            Kind::Read | Kind::VRead => {
+                let c = bld.read_ok(k);
+                bld.assert(c);
+            }
+            _ => {}
+        }
+    }
+    bld.define_reads(false);
+    bld.finish()
+}
+
+/// ρ(a, b) of notes §5.2: a and b are enabled together.
+pub fn said_pair(w: &Window, a: u32, b: u32) -> F {
+    let nb = |k: u32, dir: i64| -> u32 {
+        let t = w.tix[k as usize] as usize;
+        let mut p = w.pos[k as usize] as i64 + dir;
+        while p >= 0 && (p as usize) < w.threads[t].len() {
+            let e = w.threads[t][p as usize];
+            if w.ev(e).kind != Kind::Branch {
+                return e;
+            }
+            p += dir;
+        }
+        if dir < 0 {
+            // The thread's first window event: its fork, if in the window.
+            if let Some(f) = w
+                .edges
+                .iter()
+                .find(|&&(x, y)| y == w.threads[t][0] && w.ev(x).kind == Kind::Fork)
+            {
+                if w.threads[t]
+                    .iter()
+                    .take(w.pos[k as usize] as usize)
+                    .all(|&e| w.ev(e).kind == Kind::Branch)
+                {
+                    return f.0;
+                }
+            }
+        }
+        NONE
+    };
+    let mut conj = Vec::new();
+    for (x, y) in [(a, b), (b, a)] {
+        let prev = nb(x, -1);
+        let next = nb(x, 1);
+        if prev != NONE {
+            conj.push(lt(prev, y));
+        }
+        if next != NONE {
+            conj.push(lt(y, next));
+        }
+    }
+    and(conj)
+}

@@ -1,0 +1,52 @@
+//! The solver-backed detectors' shared machinery (`mcm`, `said`, later `rdit`): window
+//! facts, one constraint builder, z3, and the driver that ties them together.
+//!
+//! - [`window`]: per-trace facts, the state carried into a window, and per-window
+//!   tables (≺ as vector clocks, lock regions, sources of reads).
+//! - [`formula`]: the solver-independent constraint builder: the cut encoding of `mcm`
+//!   on a pair's slice, and `said`'s whole-window encoding.
+//! - [`solve`]: translation to z3 (the only module that names z3).
+//! - [`driver`]: windows, quick check, rounds of parallel queries, witnesses.
+//!
+//! **Slicing** (why a query may leave events out). An event without an order variable
+//! is treated as after the cut. For the pair (a, b), [`formula::slice`] keeps a
+//! ≺-closed set S of events that contains the strict ≺-predecessors of a and b and is
+//! closed under: (1) the reads that some guard in S needs (M5; in conservative mode the
+//! reads before a po-successor in S, and before a and b), and the reads before their
+//! source writes, bring in all their sources (Src, rule-pruned) with the sources'
+//! ≺-predecessors; (2) when two threads both enter regions of one lock in S, the
+//! releases of those regions. Events after a or b are never added. Soundness: S is
+//! ≺-closed, so events outside it can all follow the cut, and the formula on S is the
+//! full formula with those events out. Completeness: from any witness prefix P, P ∩ S
+//! is one too: it is ≺-closed; every guard in it is in S, so the reads it needs are,
+//! and each reads from a source in S (or the initial value) with no more interference
+//! than in P; a lock region entered before another one in P ends in P, and that
+//! release is in S by (2).
+//!
+//! **Windowing** (notes §2). Windows of N events start every N/2 events; a pair is
+//! checked in the first window that contains both of its events. Everything before a
+//! window is its fixed past: the values last written ([`window::Carry`]), the locks held
+//! (regions with an acquire before the window), waits whose wake is in the window, and
+//! threads forked or ended before it. What windowing can still miss:
+//! - pairs more than N/2 events apart, unless some window happens to contain both (any
+//!   pair more than N events apart is never checked);
+//! - races whose witness must move an event of the fixed past, e.g. a critical section
+//!   that ends just before the window, or a read before the window that must return
+//!   another value (the past is exactly as recorded);
+//! - races whose witness needs an event after the window's end (a source write of the
+//!   same value recorded later, the release of a region that ends after the window).
+//!
+//! None of this is unsound: every report carries a witness validated against the whole
+//! trace ([`crate::witness`], model cf for mcm, value for said).
+//!
+//! Also bounded, for cost, and sound: per window at most
+//! [`driver::Options::max_pairs_per_signature`] pairs of one (variable, location pair)
+//! are tried, and each access is paired with at most [`driver::Options::max_scan`]
+//! earlier accesses of its variable.
+
+pub mod driver;
+pub mod formula;
+pub mod solve;
+pub mod window;
+
+pub use driver::{run, Options, Policy, Stats};

@@ -1,0 +1,542 @@
+//! Trace facts for the solver encodings: what is computed once per trace ([`Global`]),
+//! what is carried from the recorded past into a window ([`Carry`], notes §2.2), and the
+//! per-window tables the constraint builder reads ([`Window`]): dense threads, the
+//! must-happen-before relation ≺ as one vector clock per event (notes §1.4, §1.9), lock
+//! regions, writes per variable, locksets, and initial values.
+
+use crate::sync::NotifyMatcher;
+use crate::witness::{initial_values, value_keys, ValueKey};
+use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
+use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
+
+pub const NONE: u32 = u32::MAX;
+
+/// Whole-trace facts, computed once.
+pub struct Global<'a> {
+    pub events: &'a [Event],
+    /// Value key of every access ([`value_keys`]).
+    pub keys: Vec<ValueKey>,
+    /// Per read: the write it observed in the trace (global index), or [`NONE`].
+    pub observed: Vec<u32>,
+    /// Per variable: its value before the trace, when known.
+    pub init: HashMap<VarId, Option<ValueKey>>,
+    /// Per wake: its matched notify (global index).
+    pub wake_notify: HashMap<u32, u32>,
+    /// Per wake with a matched notify: the `wait` it returns from.
+    pub wake_wait: HashMap<u32, u32>,
+    /// Per thread: its first and last event (global indices).
+    pub first_of: HashMap<ThreadId, u32>,
+    pub last_of: HashMap<ThreadId, u32>,
+    /// Branch-complete mode (notes §1.8): the trace carries branch events.
+    pub branch_complete: bool,
+    /// Whether the trace has `enter` events (BarrierPairs are then pinned, §1.7).
+    pub has_barriers: bool,
+}
+
+impl<'a> Global<'a> {
+    /// `branches`: whether the recording carried branches; `None` infers it from the
+    /// events (a trace without any `br` is analyzed in conservative mode, DESIGN §3).
+    pub fn new(events: &'a [Event], branches: Option<bool>) -> Global<'a> {
+        let keys = value_keys(events);
+        let init = initial_values(events, &keys).into_iter().collect();
+        let mut observed = vec![NONE; events.len()];
+        let mut last_write: HashMap<VarId, u32> = HashMap::default();
+        let mut matcher: NotifyMatcher<()> = NotifyMatcher::new();
+        let mut wait_of: HashMap<ThreadId, u32> = HashMap::default();
+        let mut wake_notify = HashMap::default();
+        let mut wake_wait = HashMap::default();
+        let mut first_of = HashMap::default();
+        let mut last_of = HashMap::default();
+        let mut any_branch = false;
+        let mut has_barriers = false;
+        for (i, e) in events.iter().enumerate() {
+            let i32_ = i as u32;
+            first_of.entry(e.thread).or_insert(i32_);
+            last_of.insert(e.thread, i32_);
+            match e.kind {
+                Kind::Read | Kind::VRead => {
+                    observed[i] = last_write.get(&e.target).copied().unwrap_or(NONE)
+                }
+                Kind::Write | Kind::VWrite => {
+                    last_write.insert(e.target, i32_);
+                }
+                Kind::Wait => {
+                    matcher.wait(e.thread, e.target, i as u64);
+                    wait_of.insert(e.thread, i32_);
+                }
+                Kind::Notify | Kind::NotifyAll => {
+                    matcher.notify(e.target, i as u64, e.kind == Kind::NotifyAll, || ())
+                }
+                Kind::Wake => {
+                    if let Some((n, ())) = matcher.wake(e.thread, e.target) {
+                        wake_notify.insert(i32_, n as u32);
+                        if let Some(&w) = wait_of.get(&e.thread) {
+                            wake_wait.insert(i32_, w);
+                        }
+                    }
+                }
+                Kind::Branch => any_branch = true,
+                Kind::Enter => has_barriers = true,
+                _ => {}
+            }
+        }
+        Global {
+            events,
+            keys,
+            observed,
+            init,
+            wake_notify,
+            wake_wait,
+            first_of,
+            last_of,
+            branch_complete: branches.unwrap_or(any_branch),
+            has_barriers,
+        }
+    }
+}
+
+/// The state of the recorded past at a window start (notes §2.2): the last value written
+/// to each variable, and the locks each thread holds (outermost regions, including the
+/// monitor re-acquired by a `wake`).
+#[derive(Default)]
+pub struct Carry {
+    pub len: usize,
+    last_write: HashMap<VarId, ValueKey>,
+    held: HashMap<ThreadId, SmallVec<[LockId; 4]>>,
+}
+
+impl Carry {
+    /// Runs the recorded events up to (not including) `to`.
+    pub fn advance(&mut self, g: &Global, to: usize) {
+        while self.len < to {
+            let e = &g.events[self.len];
+            match e.kind {
+                Kind::Write | Kind::VWrite => {
+                    self.last_write.insert(e.target, g.keys[self.len]);
+                }
+                Kind::Acquire if !e.is_nested() => {
+                    self.held.entry(e.thread).or_default().push(e.target)
+                }
+                Kind::Wake => self.held.entry(e.thread).or_default().push(e.target),
+                Kind::Release | Kind::Wait if !e.is_nested() => {
+                    if let Some(h) = self.held.get_mut(&e.thread) {
+                        if let Some(p) = h.iter().rposition(|&l| l == e.target) {
+                            h.remove(p);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            self.len += 1;
+        }
+    }
+}
+
+/// A lock region (notes §1.4): an acquire-like event (`acq`, `wake`) and its release-like
+/// event (`rel`, `wait`) in one thread; window-local indices, [`NONE`] for an acquire
+/// before the window (⊥) or a release after it (⊤).
+#[derive(Clone, Copy, Debug)]
+pub struct Region {
+    pub lock: LockId,
+    pub thread: u32,
+    pub acq: u32,
+    pub rel: u32,
+}
+
+/// One window `[start, start + len)` of the trace; events are numbered `0..len` inside
+/// it ("local" indices; global index = `start + k`).
+pub struct Window<'g, 'a> {
+    pub g: &'g Global<'a>,
+    pub start: usize,
+    pub len: usize,
+    /// Dense thread of each event, and its position among its thread's window events.
+    pub tix: Vec<u32>,
+    pub pos: Vec<u32>,
+    /// Window events of each dense thread, in program order.
+    pub threads: Vec<Vec<u32>>,
+    pub nt: usize,
+    /// `vc[k * nt + u]`: how many of thread u's window events are ≼ k (inclusive).
+    vc: Vec<u32>,
+    /// Cross-thread ≺ generating edges (M1 without program order), `(from, to)`.
+    pub edges: Vec<(u32, u32)>,
+    pub regions: Vec<Region>,
+    pub by_lock: HashMap<LockId, Vec<u32>>,
+    /// Region id of each acquire-like event.
+    pub region_of_acq: HashMap<u32, u32>,
+    /// Window writes (plain and volatile) of each variable, in trace order.
+    pub writes: HashMap<VarId, Vec<u32>>,
+    /// Value of each variable at the window start, when known.
+    pub v0: HashMap<VarId, Option<ValueKey>>,
+    /// Lockset id of each plain access ([`Window::lockset`]).
+    lockset_of: Vec<u32>,
+    locksets: Vec<SmallVec<[LockId; 4]>>,
+    /// Per event: how many reads of its thread in the window come before it.
+    pub reads_before: Vec<u32>,
+    /// Window reads (plain and volatile) of each dense thread, in program order.
+    pub reads: Vec<Vec<u32>>,
+}
+
+impl<'g, 'a> Window<'g, 'a> {
+    pub fn build(g: &'g Global<'a>, carry: &Carry, start: usize, end: usize) -> Self {
+        debug_assert_eq!(carry.len, start);
+        let ev = &g.events[start..end];
+        let len = ev.len();
+        let mut dense: HashMap<ThreadId, u32> = HashMap::default();
+        let mut threads: Vec<Vec<u32>> = Vec::new();
+        let mut tix = Vec::with_capacity(len);
+        let mut pos = Vec::with_capacity(len);
+        for (k, e) in ev.iter().enumerate() {
+            let d = *dense.entry(e.thread).or_insert_with(|| {
+                threads.push(Vec::new());
+                (threads.len() - 1) as u32
+            });
+            tix.push(d);
+            pos.push(threads[d as usize].len() as u32);
+            threads[d as usize].push(k as u32);
+        }
+        let nt = threads.len();
+        let local = |gi: u32| -> Option<u32> {
+            let gi = gi as usize;
+            (gi >= start && gi < end).then(|| (gi - start) as u32)
+        };
+        // Cross edges (all go forward in trace order).
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut last_seen: Vec<u32> = vec![NONE; nt];
+        for (k, e) in ev.iter().enumerate() {
+            let k32 = k as u32;
+            match e.kind {
+                Kind::Fork => {
+                    if let Some(f) = g.first_of.get(&e.target).and_then(|&f| local(f)) {
+                        if f > k32 {
+                            edges.push((k32, f));
+                        }
+                    }
+                }
+                Kind::Join => {
+                    if let Some(l) = g.last_of.get(&e.target).and_then(|&l| local(l)) {
+                        if l < k32 {
+                            edges.push((l, k32));
+                        }
+                    }
+                }
+                Kind::Wake => match g.wake_notify.get(&((start + k) as u32)) {
+                    Some(&n) => {
+                        if let Some(n) = local(n) {
+                            edges.push((n, k32));
+                        }
+                    }
+                    None => {
+                        // Unmatched wake: whatever woke it stays before it (notes §1.6).
+                        for (u, &l) in last_seen.iter().enumerate() {
+                            if u as u32 != tix[k] && l != NONE {
+                                edges.push((l, k32));
+                            }
+                        }
+                    }
+                },
+                _ => {}
+            }
+            if e.kind != Kind::Branch {
+                last_seen[tix[k] as usize] = k32;
+            }
+        }
+        if g.has_barriers {
+            barrier_pins(ev, &tix, nt, &mut edges);
+        }
+        edges.sort_unstable_by_key(|&(x, y)| (y, x));
+        edges.dedup();
+        // Vector clocks over program order and the cross edges.
+        let mut vc = vec![0u32; len * nt];
+        let mut cur: Vec<Vec<u32>> = vec![vec![0; nt]; nt];
+        let mut ei = 0;
+        for k in 0..len {
+            let t = tix[k] as usize;
+            let mut v = std::mem::take(&mut cur[t]);
+            while ei < edges.len() && edges[ei].1 as usize == k {
+                let src = edges[ei].0 as usize;
+                for u in 0..nt {
+                    v[u] = v[u].max(vc[src * nt + u]);
+                }
+                ei += 1;
+            }
+            v[t] = pos[k] + 1;
+            vc[k * nt..(k + 1) * nt].copy_from_slice(&v);
+            cur[t] = v;
+        }
+        // Regions, locksets, writes, reads.
+        let mut regions: Vec<Region> = Vec::new();
+        let mut open: Vec<SmallVec<[(LockId, u32); 4]>> = vec![SmallVec::new(); nt];
+        for (tid, &d) in &dense {
+            if let Some(h) = carry.held.get(tid) {
+                for &l in h {
+                    regions.push(Region {
+                        lock: l,
+                        thread: d,
+                        acq: NONE,
+                        rel: NONE,
+                    });
+                    open[d as usize].push((l, (regions.len() - 1) as u32));
+                }
+            }
+        }
+        let mut region_of_acq = HashMap::default();
+        let mut lockset_ids: HashMap<SmallVec<[LockId; 4]>, u32> = HashMap::default();
+        let mut locksets = Vec::new();
+        let mut lockset_of = vec![NONE; len];
+        let mut writes: HashMap<VarId, Vec<u32>> = HashMap::default();
+        let mut v0: HashMap<VarId, Option<ValueKey>> = HashMap::default();
+        let mut reads_before = vec![0u32; len];
+        let mut reads: Vec<Vec<u32>> = vec![Vec::new(); nt];
+        for (k, e) in ev.iter().enumerate() {
+            let k32 = k as u32;
+            let t = tix[k] as usize;
+            reads_before[k] = reads[t].len() as u32;
+            match e.kind {
+                Kind::Acquire | Kind::Wake if e.kind == Kind::Wake || !e.is_nested() => {
+                    regions.push(Region {
+                        lock: e.target,
+                        thread: t as u32,
+                        acq: k32,
+                        rel: NONE,
+                    });
+                    let r = (regions.len() - 1) as u32;
+                    region_of_acq.insert(k32, r);
+                    open[t].push((e.target, r));
+                }
+                Kind::Release | Kind::Wait if e.kind == Kind::Wait || !e.is_nested() => {
+                    if let Some(p) = open[t].iter().rposition(|&(l, _)| l == e.target) {
+                        let (_, r) = open[t].remove(p);
+                        regions[r as usize].rel = k32;
+                    }
+                }
+                _ => {}
+            }
+            if e.kind.is_access() {
+                v0.entry(e.target).or_insert_with(|| {
+                    carry
+                        .last_write
+                        .get(&e.target)
+                        .copied()
+                        .or_else(|| g.init.get(&e.target).copied().flatten())
+                });
+                if e.kind.is_write() {
+                    writes.entry(e.target).or_default().push(k32);
+                } else {
+                    reads[t].push(k32);
+                }
+                if e.kind.is_plain_access() {
+                    let mut ls: SmallVec<[LockId; 4]> = open[t].iter().map(|&(l, _)| l).collect();
+                    ls.sort_unstable();
+                    ls.dedup();
+                    let n = lockset_ids.len() as u32;
+                    let id = *lockset_ids.entry(ls.clone()).or_insert_with(|| {
+                        locksets.push(ls);
+                        n
+                    });
+                    lockset_of[k] = id;
+                }
+            }
+        }
+        let mut by_lock: HashMap<LockId, Vec<u32>> = HashMap::default();
+        for (r, reg) in regions.iter().enumerate() {
+            by_lock.entry(reg.lock).or_default().push(r as u32);
+        }
+        Window {
+            g,
+            start,
+            len,
+            tix,
+            pos,
+            threads,
+            nt,
+            vc,
+            edges,
+            regions,
+            by_lock,
+            region_of_acq,
+            writes,
+            v0,
+            lockset_of,
+            locksets,
+            reads_before,
+            reads,
+        }
+    }
+
+    pub fn ev(&self, k: u32) -> &Event {
+        &self.g.events[self.start + k as usize]
+    }
+
+    /// Global index of local event `k`.
+    pub fn global(&self, k: u32) -> usize {
+        self.start + k as usize
+    }
+
+    /// `vc[k][u]`: how many of thread u's window events are ≼ k.
+    pub fn vc(&self, k: u32, u: usize) -> u32 {
+        self.vc[k as usize * self.nt + u]
+    }
+
+    pub fn vc_row(&self, k: u32) -> &[u32] {
+        &self.vc[k as usize * self.nt..(k as usize + 1) * self.nt]
+    }
+
+    /// x ≺ y (must happen before), strict.
+    pub fn prec(&self, x: u32, y: u32) -> bool {
+        x != y && self.vc(y, self.tix[x as usize] as usize) > self.pos[x as usize]
+    }
+
+    /// The locks held at plain access `k` (outermost regions, including ⊥ ones).
+    pub fn lockset(&self, k: u32) -> &[LockId] {
+        &self.locksets[self.lockset_of[k as usize] as usize]
+    }
+
+    /// Whether two plain accesses hold a common lock.
+    pub fn common_lock(&self, a: u32, b: u32) -> bool {
+        let (x, y) = (self.lockset_of[a as usize], self.lockset_of[b as usize]);
+        if x == NONE || y == NONE {
+            return false;
+        }
+        let (la, lb) = (&self.locksets[x as usize], &self.locksets[y as usize]);
+        la.iter().any(|l| lb.contains(l))
+    }
+
+    /// The next event of `k`'s thread in the window.
+    pub fn po_next(&self, k: u32) -> Option<u32> {
+        self.threads[self.tix[k as usize] as usize]
+            .get(self.pos[k as usize] as usize + 1)
+            .copied()
+    }
+
+    /// The value key of access `k`.
+    pub fn key(&self, k: u32) -> ValueKey {
+        self.g.keys[self.global(k)]
+    }
+
+    /// The observed write of read `k`, as a local index, or `None` when it lies before
+    /// the window (or is the initial value).
+    pub fn observed_local(&self, k: u32) -> Option<u32> {
+        let o = self.g.observed[self.global(k)];
+        (o != NONE && o as usize >= self.start).then(|| (o as usize - self.start) as u32)
+    }
+
+    /// Src(r) of notes §1.6 (M4): the writes read `r` may take its value from (same value
+    /// key, or its recorded writer), pruned by rules 1 and 2 of §1.9.
+    pub fn sources(&self, r: u32) -> Vec<u32> {
+        let e = self.ev(r);
+        let Some(ws) = self.writes.get(&e.target) else {
+            return Vec::new();
+        };
+        let key = self.key(r);
+        let obs = self.observed_local(r);
+        let mut before: Vec<u32> = Vec::new();
+        let mut out = Vec::new();
+        for &w in ws {
+            if self.prec(r, w) {
+                continue;
+            }
+            if self.prec(w, r) {
+                before.push(w);
+            } else if self.key(w) == key || Some(w) == obs {
+                out.push(w);
+            }
+        }
+        for &w in &before {
+            let dominated = before.iter().any(|&w2| w2 != w && self.prec(w, w2));
+            if !dominated && (self.key(w) == key || Some(w) == obs) {
+                out.push(w);
+            }
+        }
+        out
+    }
+
+    /// Whether INIT(r) is available (notes §1.6, with the recorded-writer case of
+    /// witness.md §5.3): the value at the window start is r's value (or r read it in the
+    /// trace), and no window write to its variable must precede r.
+    pub fn init_ok(&self, r: u32) -> bool {
+        let e = self.ev(r);
+        let v0_ok = self.v0.get(&e.target).copied().flatten() == Some(self.key(r));
+        (v0_ok || self.observed_local(r).is_none())
+            && !self
+                .writes
+                .get(&e.target)
+                .is_some_and(|ws| ws.iter().any(|&w| self.prec(w, r)))
+    }
+
+    /// Whether event `k` is guarded in branch-complete mode (M5): a branch, or an
+    /// `enter`/`exit` (conservatively a branch, notes §1.7).
+    pub fn is_branch_like(&self, k: u32) -> bool {
+        matches!(self.ev(k).kind, Kind::Branch | Kind::Enter | Kind::Exit)
+    }
+
+    /// Whether the po-predecessor of `k` in the window is a read (conservative M5).
+    pub fn after_read(&self, k: u32) -> bool {
+        let p = self.pos[k as usize];
+        p > 0 && {
+            let prev = self.threads[self.tix[k as usize] as usize][p as usize - 1];
+            matches!(self.ev(prev).kind, Kind::Read | Kind::VRead)
+        }
+    }
+}
+
+/// Conservative BarrierPair pinning (notes §1.7, witness.md §5.3 (2)): the analyzer's
+/// detectors do not see reachable sets, so every access of another thread keeps its
+/// recorded side of each `enter`…`exit` span (as if the set were `*`). `rdit` refines it.
+fn barrier_pins(ev: &[Event], tix: &[u32], nt: usize, edges: &mut Vec<(u32, u32)>) {
+    let mut stack: Vec<Vec<u32>> = vec![Vec::new(); nt];
+    let mut spans: Vec<(u32, u32)> = Vec::new();
+    for (k, e) in ev.iter().enumerate() {
+        let t = tix[k] as usize;
+        match e.kind {
+            Kind::Enter => stack[t].push(k as u32),
+            Kind::Exit => {
+                if let Some(en) = stack[t].pop() {
+                    spans.push((en, k as u32));
+                }
+            }
+            _ => {}
+        }
+    }
+    for s in stack.iter().flatten() {
+        spans.push((*s, NONE));
+    }
+    for (en, ex) in spans {
+        let t = tix[en as usize];
+        let mut before: Vec<u32> = vec![NONE; nt];
+        let mut first_in: Vec<u32> = vec![NONE; nt];
+        let mut last_in: Vec<u32> = vec![NONE; nt];
+        let mut first_after: Vec<u32> = vec![NONE; nt];
+        for (k, e) in ev.iter().enumerate() {
+            let u = tix[k] as usize;
+            if tix[k] == t || !e.kind.is_access() {
+                continue;
+            }
+            let k = k as u32;
+            if k < en {
+                before[u] = k;
+            } else if ex == NONE || k < ex {
+                if first_in[u] == NONE {
+                    first_in[u] = k;
+                }
+                last_in[u] = k;
+            } else if first_after[u] == NONE {
+                first_after[u] = k;
+            }
+        }
+        for u in 0..nt {
+            if before[u] != NONE {
+                edges.push((before[u], en));
+            }
+            if first_in[u] != NONE {
+                edges.push((en, first_in[u]));
+                if ex != NONE {
+                    edges.push((last_in[u], ex));
+                }
+            }
+            if ex != NONE && first_after[u] != NONE {
+                edges.push((ex, first_after[u]));
+            }
+        }
+    }
+}

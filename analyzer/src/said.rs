@@ -1,0 +1,69 @@
+//! `said`: Said, Wang, Yang, Sakallah's SMT encoding of data-race witnesses (NFM 2011),
+//! the comparison baseline for `mcm`, as specified in `papers/notes/mcm.md` §5.2.
+//!
+//! **The race notion.** A conflicting pair of plain accesses races when some ordering of
+//! the *whole window* keeps every read's recorded value (possibly from another write of
+//! the same value), respects program order, fork/join, lock exclusion and wait/notify,
+//! and has both accesses enabled at one point (Said's Eq. 3, with the fork of a thread
+//! whose first event races). Branches are ignored (every read keeps its value anyway).
+//! Volatile accesses take part in read consistency and are never reported.
+//!
+//! **Promises.**
+//! - *Sound*: every read before the pair keeps its value, so each thread runs as
+//!   recorded up to the pair. Every report carries the model's witness (events before
+//!   the earlier of the two, then the pair), validated by [`crate::witness`] in model
+//!   value; said is in [`crate::witness::MUST_WITNESS`]. Timeouts are counted in
+//!   [`Outcome::unknown`] and never reported.
+//! - *Not maximal*: it misses races that need a read to change (V1, V9b), and races
+//!   after which the window cannot complete (a deadlock or a lost notification: V5,
+//!   V11). On every trace `said ⊆ mcm` (tests/prop_mcm.rs).
+//!
+//! The window's constraints are built once and asserted in a base scope; each pair is a
+//! `push`/`check`/`pop` (Said's "retractable assertions"). Queries are not sliced: the
+//! whole window must stay completable, which is what makes said slower than mcm on
+//! large windows.
+
+use crate::causal::{self, Options, Policy, Stats};
+use crate::detector::{Detector, Outcome, RaceSink};
+use jrace_trace::Event;
+
+#[derive(Default)]
+pub struct SaidDetector {
+    events: Vec<Event>,
+    pub options: Options,
+    /// Statistics of the last `finish`.
+    pub stats: Stats,
+}
+
+impl SaidDetector {
+    pub fn new(options: Options) -> SaidDetector {
+        SaidDetector {
+            options,
+            ..SaidDetector::default()
+        }
+    }
+}
+
+impl Detector for SaidDetector {
+    fn name(&self) -> &'static str {
+        "said"
+    }
+
+    fn on_event(&mut self, _idx: u64, e: &Event, _races: &mut RaceSink) {
+        self.events.push(*e);
+    }
+
+    fn on_batch(&mut self, _first_idx: u64, events: &[Event], _races: &mut RaceSink) {
+        self.events.extend_from_slice(events);
+    }
+
+    fn finish(&mut self, races: &mut RaceSink) -> Outcome {
+        let events = std::mem::take(&mut self.events);
+        self.stats = causal::run(&events, Policy::Said, &self.options, races);
+        Outcome {
+            unknown: Some(self.stats.unknown),
+            complete: None,
+            warnings_only: false,
+        }
+    }
+}
