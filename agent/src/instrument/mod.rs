@@ -457,8 +457,8 @@ fn after_super_call(cf: &ClassFile, insns: &[(u32, Insn)]) -> Option<usize> {
 /// that `aload_0` is `this` everywhere.
 fn local0_is_this(code: &crate::classfile::Code, insns: &[(u32, Insn)], n_params: usize) -> bool {
     for (_, ins) in insns {
-        let stores = matches!(ins.op, 0x36..=0x3a | 0x3b..=0x4e);
-        if stores {
+        // istore..astore (0x36-0x3a) and their _0.._3 forms (0x3b-0x4e).
+        if (0x36..=0x4e).contains(&ins.op) {
             let idx = match (ins.op, &ins.arg) {
                 (0x36..=0x3a, Arg::Local { index, .. }) => *index,
                 (o @ 0x3b..=0x4e, _) => ((o - 0x3b) % 4) as u16,
@@ -468,8 +468,7 @@ fn local0_is_this(code: &crate::classfile::Code, insns: &[(u32, Insn)], n_params
                 return false;
             }
         }
-        // A two-slot store into slot -1 does not exist; iinc/ret on 0 would not verify
-        // with an object in local 0.
+        // iinc/ret on local 0 would not verify with an object in it.
     }
     let mut count = 1 + n_params as i64;
     for a in &code.attributes {

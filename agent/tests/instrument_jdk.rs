@@ -1,0 +1,373 @@
+//! The instrumenter on real code: every class of the JDK's `java.base` (all hooks on) is
+//! instrumented, patched into the JDK with `--patch-module java.base=…` together with a
+//! do-nothing `jrace.rt.R` (generated from agent/runtime/jrace/rt/R.java: same methods, empty
+//! bodies), and every class is loaded and linked (= verified) under `-Xverify:all` with the
+//! same outcome as on the unpatched JDK; an instrumented test program then runs on the
+//! instrumented JDK and prints what it prints without any instrumentation. The jars under
+//! /usr/share/java (whichever are installed) are instrumented too, and their classes loaded
+//! with the same outcomes as the originals'. Failed methods must be rare; the rate
+//! (classes/s) is printed.
+mod common;
+
+use jrace_agent::instrument::{instrument, Options};
+use jrace_agent::sites::SiteList;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn java_tools() -> Option<(PathBuf, PathBuf)> {
+    let home = common::java_home()?;
+    Some((common::tool(&home, "java")?, common::tool(&home, "javac")?))
+}
+
+fn run(cmd: &mut Command) -> (String, String, bool) {
+    let o = cmd.output().expect("run java");
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.success(),
+    )
+}
+
+fn here(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+#[derive(Default, Debug)]
+struct Stats {
+    classes: usize,
+    changed: usize,
+    methods: u64,
+    failed: Vec<String>,
+    errors: Vec<String>,
+    bytes_in: usize,
+    bytes_out: usize,
+    secs: f64,
+}
+
+/// Instruments every class under `from` into `to` (unchanged ones copied); `skip` names
+/// relative paths to leave out entirely.
+fn instrument_tree(
+    from: &Path,
+    to: &Path,
+    sites: &mut SiteList,
+    st: &mut Stats,
+    skip: impl Fn(&Path) -> bool,
+) {
+    let opts = Options::default();
+    for f in common::class_files(from) {
+        let rel = f.strip_prefix(from).unwrap();
+        if skip(rel) {
+            continue;
+        }
+        let bytes = std::fs::read(&f).unwrap();
+        let t = Instant::now();
+        let o = instrument(&bytes, &opts, sites);
+        st.secs += t.elapsed().as_secs_f64();
+        st.classes += 1;
+        st.methods += o.methods as u64;
+        st.bytes_in += bytes.len();
+        if let Some(e) = &o.error {
+            st.errors.push(format!("{}: {e}", rel.display()));
+        }
+        for m in &o.failures {
+            st.failed.push(format!("{}.{m}", rel.display()));
+        }
+        let out = to.join(rel);
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let b = match &o.bytes {
+            Some(b) => {
+                st.changed += 1;
+                b.as_slice()
+            }
+            None => &bytes,
+        };
+        st.bytes_out += b.len();
+        std::fs::write(&out, b).unwrap();
+    }
+}
+
+fn report(what: &str, st: &Stats) {
+    println!(
+        "{what}: {} classes ({} changed), {} methods, {} failed ({:.3}%), {} class errors; \
+         instrumenting {:.2}s = {:.0} classes/s, {:.1} MB/s; size {:.1} -> {:.1} MB",
+        st.classes,
+        st.changed,
+        st.methods,
+        st.failed.len(),
+        100.0 * st.failed.len() as f64 / st.methods.max(1) as f64,
+        st.errors.len(),
+        st.secs,
+        st.classes as f64 / st.secs.max(1e-9),
+        st.bytes_in as f64 / 1e6 / st.secs.max(1e-9),
+        st.bytes_in as f64 / 1e6,
+        st.bytes_out as f64 / 1e6
+    );
+    for f in st.failed.iter().take(15) {
+        println!("  failed {f}");
+    }
+    for f in st.errors.iter().take(5) {
+        println!("  error {f}");
+    }
+}
+
+/// A `jrace.rt.R` with the runtime class's methods and empty bodies, compiled into `out`.
+fn null_stub(javac: &Path, dir: &Path, out: &Path) {
+    let real = std::fs::read_to_string(here("runtime/jrace/rt/R.java")).unwrap();
+    let mut src = String::new();
+    for line in real.lines() {
+        let t = line.trim_start();
+        if t.starts_with("public static native void ") && t.ends_with(");") {
+            src += &line.replace(" native ", " ").replace(");", ") {}");
+        } else {
+            src += line;
+        }
+        src.push('\n');
+    }
+    let p = dir.join("nullstub/jrace/rt/R.java");
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, src).unwrap();
+    assert!(Command::new(javac)
+        .arg("-d")
+        .arg(out)
+        .arg(&p)
+        .status()
+        .unwrap()
+        .success());
+}
+
+fn class_names(dir: &Path, skip: impl Fn(&Path) -> bool) -> String {
+    let mut names = String::new();
+    for f in common::class_files(dir) {
+        let rel = f.strip_prefix(dir).unwrap();
+        if !skip(rel) {
+            names += &rel.with_extension("").to_string_lossy().replace('/', ".");
+            names.push('\n');
+        }
+    }
+    names
+}
+
+fn not_a_class(rel: &Path) -> bool {
+    rel.file_name().is_some_and(|n| n == "module-info.class")
+        || rel.starts_with("META-INF")
+        || rel.to_string_lossy().contains('-')
+}
+
+#[test]
+fn instrumented_java_base_verifies_and_runs() {
+    let Some((java, javac)) = java_tools() else {
+        println!("SKIPPED: no JDK with java and javac found");
+        return;
+    };
+    let jdk = match common::jdk_classes() {
+        Ok(d) => d,
+        Err(why) => {
+            println!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let t = Instant::now();
+    let dir = common::scratch("instr-jdk");
+    let base = jdk.join("java.base");
+    let patch = dir.join("patch");
+    let mut sites = SiteList::default();
+    let mut st = Stats::default();
+    instrument_tree(&base, &patch, &mut sites, &mut st, |rel| {
+        rel.file_name().is_some_and(|n| n == "module-info.class")
+    });
+    report("java.base", &st);
+    println!("  {} sites", sites.sites.len());
+    assert!(st.classes > 5000);
+    assert!(st.errors.is_empty());
+    assert!(
+        (st.failed.len() as f64) < 0.002 * st.methods as f64,
+        "too many failed methods"
+    );
+    // Object is left alone.
+    assert_eq!(
+        std::fs::read(patch.join("java/lang/Object.class")).unwrap(),
+        std::fs::read(base.join("java/lang/Object.class")).unwrap()
+    );
+    null_stub(&javac, &dir, &patch);
+
+    // The driver and an application, compiled and instrumented.
+    let app = dir.join("app");
+    assert!(Command::new(&javac)
+        .arg("-d")
+        .arg(&app)
+        .arg(here("tests/java/cftest/LoadAll.java"))
+        .arg(here("tests/java/instr/instr/Events.java"))
+        .status()
+        .unwrap()
+        .success());
+    let app_inst = dir.join("app-inst");
+    let mut ast = Stats::default();
+    instrument_tree(&app, &app_inst, &mut sites, &mut ast, |_| false);
+
+    let list = dir.join("names.txt");
+    std::fs::write(&list, class_names(&base, not_a_class)).unwrap();
+    let java_cmd = |patched: bool| {
+        let mut c = Command::new(&java);
+        c.current_dir(&dir).arg("-Xverify:all").arg("-Xshare:off");
+        if patched {
+            c.arg(format!("--patch-module=java.base={}", patch.display()))
+                .arg("--add-exports=java.base/jrace.rt=ALL-UNNAMED");
+        }
+        c
+    };
+    let (out0, err0, ok0) = run(java_cmd(false)
+        .arg("-cp")
+        .arg(&app)
+        .arg("cftest.LoadAll")
+        .arg(&list));
+    assert!(ok0, "driver failed on the unmodified JDK: {err0}");
+    let (out1, err1, ok1) = run(java_cmd(true)
+        .arg("-cp")
+        .arg(&app)
+        .arg("cftest.LoadAll")
+        .arg(&list));
+    assert!(
+        ok1 && !err1.contains("VerifyError"),
+        "driver failed on the instrumented JDK:\n{}",
+        &err1[..err1.len().min(4000)]
+    );
+    let diffs: Vec<_> = out0
+        .lines()
+        .zip(out1.lines())
+        .filter(|(a, b)| a != b)
+        .take(20)
+        .collect();
+    assert!(
+        diffs.is_empty() && out0.lines().count() == out1.lines().count(),
+        "outcomes differ: {diffs:?}"
+    );
+    let linked = out1.lines().filter(|l| l.ends_with(" OK")).count();
+
+    // The application: plain on the plain JDK, instrumented on the instrumented JDK.
+    let (m0, e0, ok) = run(java_cmd(false).arg("-cp").arg(&app).arg("instr.Events"));
+    assert!(ok, "{e0}");
+    let loaded = dir.join("loaded.txt");
+    let (m1, e1, ok) = run(java_cmd(true)
+        .arg(format!("-Xlog:class+load=info:file={}", loaded.display()))
+        .arg("-cp")
+        .arg(&app_inst)
+        .arg("instr.Events"));
+    assert!(ok && !e1.contains("Error"), "{e1}");
+    assert_eq!(m0, m1);
+    // The instrumented JDK really ran: R was loaded from the patch, before the application.
+    let loaded = std::fs::read_to_string(&loaded).unwrap();
+    let r_at = loaded.find("jrace.rt.R ").expect("jrace.rt.R loaded");
+    assert!(r_at < loaded.find("instr.Events ").unwrap());
+    println!(
+        "{linked} java.base classes loaded+verified under -Xverify:all with identical outcomes; \
+         instrumented Events on the instrumented JDK prints the same; {:.1}s in all",
+        t.elapsed().as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every jar under /usr/share/java (skipped when there is none): instrumented, and each
+/// class loaded (verified) with the same outcome as the original.
+#[test]
+fn instrumented_debian_jars_verify() {
+    let Some((java, javac)) = java_tools() else {
+        println!("SKIPPED: no JDK with java and javac found");
+        return;
+    };
+    let mut jars: Vec<PathBuf> = std::fs::read_dir("/usr/share/java")
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jar"))
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    jars.sort();
+    jars.dedup();
+    if jars.is_empty() {
+        println!("SKIPPED: no jars in /usr/share/java");
+        return;
+    }
+    let dir = common::scratch("instr-jars");
+    let (orig_root, inst_root) = (dir.join("orig"), dir.join("inst"));
+    let mut sites = SiteList::default();
+    let mut st = Stats::default();
+    let (mut cp_orig, mut cp_inst, mut names) = (Vec::new(), Vec::new(), String::new());
+    for (k, jar) in jars.iter().enumerate() {
+        let o = orig_root.join(k.to_string());
+        std::fs::create_dir_all(&o).unwrap();
+        let ok = Command::new("unzip")
+            .arg("-qq")
+            .arg("-o")
+            .arg(jar)
+            .arg("-d")
+            .arg(&o)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            println!("  (could not unzip {})", jar.display());
+            continue;
+        }
+        let i = inst_root.join(k.to_string());
+        instrument_tree(&o, &i, &mut sites, &mut st, |_| false);
+        names += &class_names(&o, not_a_class);
+        cp_orig.push(o.display().to_string());
+        cp_inst.push(i.display().to_string());
+    }
+    report(&format!("{} jars in /usr/share/java", jars.len()), &st);
+    assert!(
+        st.errors.is_empty(),
+        "{:?}",
+        &st.errors[..st.errors.len().min(5)]
+    );
+    assert!(
+        (st.failed.len() as f64) < 0.002 * st.methods as f64,
+        "too many failed methods"
+    );
+    let stub = dir.join("stub");
+    null_stub(&javac, &dir, &stub);
+    let driver = dir.join("driver");
+    assert!(Command::new(&javac)
+        .arg("-d")
+        .arg(&driver)
+        .arg(here("tests/java/cftest/LoadAll.java"))
+        .status()
+        .unwrap()
+        .success());
+    cp_inst.push(stub.display().to_string());
+    let list = dir.join("names.txt");
+    std::fs::write(&list, &names).unwrap();
+    let load = |cp: &[String]| {
+        run(Command::new(&java)
+            .arg("-Xverify:all")
+            .arg("-cp")
+            .arg(format!("{}:{}", driver.display(), cp.join(":")))
+            .arg("cftest.LoadAll")
+            .arg(&list))
+    };
+    let t = Instant::now();
+    let (out0, err0, ok0) = load(&cp_orig);
+    assert!(ok0, "{}", &err0[..err0.len().min(3000)]);
+    let (out1, err1, ok1) = load(&cp_inst);
+    assert!(ok1, "{}", &err1[..err1.len().min(3000)]);
+    let verify_errors: Vec<&str> = err1.lines().filter(|l| l.contains("VerifyError")).collect();
+    let diffs: Vec<_> = out0
+        .lines()
+        .zip(out1.lines())
+        .filter(|(a, b)| a != b)
+        .take(20)
+        .collect();
+    assert!(
+        verify_errors.is_empty() && diffs.is_empty(),
+        "{verify_errors:?} {diffs:?}"
+    );
+    println!(
+        "{} jar classes loaded with identical outcomes ({} linked OK) in {:.1}s",
+        out1.lines().count(),
+        out1.lines().filter(|l| l.ends_with(" OK")).count(),
+        t.elapsed().as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
