@@ -19,6 +19,7 @@
 
 pub mod classfile;
 pub mod instrument;
+pub mod jdkhooks;
 pub mod jvmti;
 pub mod options;
 pub mod runtime;
@@ -163,6 +164,9 @@ unsafe extern "C" fn vm_init(_jv: *mut jvmtiEnv, env: *mut JNIEnv, _thread: jthr
             a.stopped.store(true, Ordering::SeqCst);
             return;
         }
+        if let Err(e) = let_java_base_read(_jv, env, class) {
+            a.log(&format!("{e}: executor hand-off is not modelled"));
+        }
         if let Err(e) = runtime::register_natives(env, class) {
             a.log(&format!("{e}: nothing will be recorded"));
             a.stopped.store(true, Ordering::SeqCst);
@@ -173,6 +177,38 @@ unsafe extern "C" fn vm_init(_jv: *mut jvmtiEnv, env: *mut JNIEnv, _thread: jthr
             a.stopped.store(true, Ordering::SeqCst);
         }
     }));
+}
+
+/// Lets `java.base` (whose executor classes jdkhooks.rs hooks) read the module of
+/// `jrace.rt.R` (the bootstrap loader's unnamed module).
+unsafe fn let_java_base_read(jv: *mut jvmtiEnv, env: *mut JNIEnv, r: jclass) -> Result<(), String> {
+    let class_class = jni!(env, GetObjectClass, r);
+    let get_module = jni!(
+        env,
+        GetMethodID,
+        class_class,
+        c"getModule".as_ptr(),
+        c"()Ljava/lang/Module;".as_ptr()
+    );
+    if get_module.is_null() {
+        jni!(env, ExceptionClear);
+        return Err("Class.getModule not found".into());
+    }
+    let r_module = jni!(env, CallObjectMethod, r, get_module);
+    if r_module.is_null() {
+        jni!(env, ExceptionClear);
+        return Err("the module of jrace.rt.R is unknown".into());
+    }
+    let mut base: jobject = std::ptr::null_mut();
+    if jvmti!(jv, GetNamedModule, std::ptr::null_mut(), c"java/lang".as_ptr(), &mut base) != 0
+        || base.is_null()
+    {
+        return Err("module java.base not found".into());
+    }
+    if jvmti!(jv, AddModuleReads, base, r_module) != 0 {
+        return Err("AddModuleReads(java.base, jrace.rt.R) failed".into());
+    }
+    Ok(())
 }
 
 unsafe extern "C" fn vm_death(_jv: *mut jvmtiEnv, _env: *mut JNIEnv) {
@@ -220,6 +256,22 @@ unsafe extern "C" fn class_file_load_hook(
             Some(CStr::from_ptr(name).to_string_lossy().into_owned())
         };
         a.stats.classes_seen.fetch_add(1, Ordering::Relaxed);
+        if a.opts.verbose {
+            a.log(&format!("class {}", name.as_deref().unwrap_or("?")));
+        }
+        if let Some(n) = name.as_deref().filter(|n| jdkhooks::HOOKED.contains(n)) {
+            if let Some(info) = instrument::class_info(bytes) {
+                a.add_class(info);
+            }
+            match jdkhooks::hook_class(n, bytes, &mut AgentSites(a)) {
+                Ok(Some(nb)) => {
+                    give_back(jv, a, n, &nb, new_len, new_data);
+                }
+                Ok(None) => {}
+                Err(e) => a.log(&format!("class {n}: executor hooks not inserted: {e}")),
+            }
+            return;
+        }
         let wanted = name.as_deref().is_some_and(|n| a.opts.instruments(n));
         if !wanted {
             if let Some(info) = instrument::class_info(bytes) {
@@ -254,16 +306,28 @@ unsafe extern "C" fn class_file_load_hook(
             }
         }
         let Some(nb) = out.bytes else { return };
-        let mut mem: *mut u8 = std::ptr::null_mut();
-        if jvmti!(jv, Allocate, nb.len() as jlong, &mut mem) != 0 || mem.is_null() {
-            a.log(&format!(
-                "class {cname}: JVMTI Allocate failed; left uninstrumented"
-            ));
-            return;
+        if give_back(jv, a, cname, &nb, new_len, new_data) {
+            a.stats.classes_instrumented.fetch_add(1, Ordering::Relaxed);
         }
-        std::ptr::copy_nonoverlapping(nb.as_ptr(), mem, nb.len());
-        *new_len = nb.len() as jint;
-        *new_data = mem;
-        a.stats.classes_instrumented.fetch_add(1, Ordering::Relaxed);
     }));
+}
+
+/// Hands a rewritten class to the JVM (in JVMTI-allocated memory).
+unsafe fn give_back(
+    jv: *mut jvmtiEnv,
+    a: &Agent,
+    name: &str,
+    bytes: &[u8],
+    new_len: *mut jint,
+    new_data: *mut *mut u8,
+) -> bool {
+    let mut mem: *mut u8 = std::ptr::null_mut();
+    if jvmti!(jv, Allocate, bytes.len() as jlong, &mut mem) != 0 || mem.is_null() {
+        a.log(&format!("class {name}: JVMTI Allocate failed; left uninstrumented"));
+        return false;
+    }
+    std::ptr::copy_nonoverlapping(bytes.as_ptr(), mem, bytes.len());
+    *new_len = bytes.len() as jint;
+    *new_data = mem;
+    true
 }

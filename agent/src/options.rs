@@ -16,6 +16,8 @@ pub struct AgentOptions {
     pub tree: bool,
     /// Stop recording (not the program) when the trace reaches this many bytes.
     pub max_bytes: Option<u64>,
+    /// `verbose=1`: log every class the hook sees to DIR/agent.log.
+    pub verbose: bool,
 }
 
 impl AgentOptions {
@@ -29,6 +31,7 @@ impl AgentOptions {
             barrier: false,
             tree: false,
             max_bytes: None,
+            verbose: false,
         };
         let mut out = None;
         for part in s.split(',').filter(|p| !p.trim().is_empty()) {
@@ -47,6 +50,7 @@ impl AgentOptions {
                 "branches" => o.branches = flag(v)?,
                 "barrier" => o.barrier = flag(v)?,
                 "tree" => o.tree = flag(v)?,
+                "verbose" => o.verbose = flag(v)?,
                 "max_mb" => {
                     let mb: u64 = v
                         .parse()
@@ -55,7 +59,7 @@ impl AgentOptions {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown option `{k}` (expected out, exclude, include, branches, barrier, tree or max_mb)"
+                        "unknown option `{k}` (expected out, exclude, include, branches, barrier, tree, max_mb or verbose)"
                     ))
                 }
             }

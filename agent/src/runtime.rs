@@ -89,6 +89,10 @@ enum CallOp {
     Wait,
     Notify,
     NotifyAll,
+    /// Executor hand-off, from the JDK hooks (jdkhooks.rs).
+    TaskSubmit,
+    TaskStart,
+    TaskEnd,
     /// Anything else; what it means depends on the receiver's class.
     Library(LibOp),
 }
@@ -102,6 +106,8 @@ enum LibOp {
     Await,
     Signal,
     SignalAll,
+    /// Waits for other threads' work to end (`awaitTermination`, `close`).
+    Join,
     /// Reads the receiver's state (collections) / a volatile read (atomics).
     Read,
     /// Writes it / a volatile write.
@@ -267,6 +273,8 @@ struct Java {
     write_lock_sync: jfieldID,
     condition: jclass,
     condition_owner: jfieldID,
+    future_task: jclass,
+    executor: jclass,
 }
 
 /// What the recorder knows about a receiver's class.
@@ -278,6 +286,10 @@ enum ClassModel {
     ReadLock,
     WriteLock,
     Condition,
+    /// `FutureTask`: completion (`$done`) is published by the JDK hooks.
+    Future,
+    /// `ThreadPoolExecutor`: task ends publish the executor's `$done`.
+    Executor,
     Atomic,
     /// Thread-safe `java.util.concurrent` classes (and synchronized legacy collections):
     /// every call on one object is ordered with every other, as observed.
@@ -475,6 +487,8 @@ impl Agent {
         let condition =
             class("java/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject")?;
         let rw_sync = "Ljava/util/concurrent/locks/ReentrantReadWriteLock$Sync;";
+        let future_task = class("java/util/concurrent/FutureTask")?;
+        let executor = class("java/util/concurrent/ThreadPoolExecutor")?;
         let java = Java {
             thread_class,
             get_id: method(thread_class, "getId", "()J", false)?,
@@ -497,6 +511,8 @@ impl Agent {
                 "this$0",
                 "Ljava/util/concurrent/locks/AbstractQueuedSynchronizer;",
             ),
+            future_task,
+            executor,
         };
         let _ = self.java.set(java);
         if self.gc_events && collector_moves_only_in_pauses() {
@@ -1130,6 +1146,10 @@ impl Cx<'_> {
             ClassModel::WriteLock
         } else if is(java.condition) {
             ClassModel::Condition
+        } else if is(java.future_task) {
+            ClassModel::Future
+        } else if is(java.executor) {
+            ClassModel::Executor
         } else {
             let name = self.class_name(o);
             class_model(&name)
@@ -1192,6 +1212,18 @@ impl Cx<'_> {
                 let obj = self.obj(o);
                 self.notify(obj, true, loc)
             }
+            (CallOp::TaskSubmit, _) => {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$task", loc, false, true)
+            }
+            (CallOp::TaskStart, _) => {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$task", loc, true, false)
+            }
+            (CallOp::TaskEnd, _) => {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$done", loc, true, true)
+            }
             (CallOp::Library(op), _) => self.library(op, when, o, loc),
             _ => {}
         }
@@ -1240,6 +1272,20 @@ impl Cx<'_> {
                     (LibOp::Signal, true) => self.notify(obj, false, loc),
                     (LibOp::SignalAll, true) => self.notify(obj, true, loc),
                     _ => {}
+                }
+            }
+            ClassModel::Future => {
+                // get, isDone, ...: whatever the task did before completing is visible.
+                if !before {
+                    let obj = self.obj(o);
+                    self.sync_var(obj, "$done", loc, true, false);
+                }
+            }
+            ClassModel::Executor => {
+                // awaitTermination (and close) return after every worker ran afterExecute.
+                if !before && op == LibOp::Join {
+                    let obj = self.obj(o);
+                    self.sync_var(obj, "$done", loc, true, false);
                 }
             }
             ClassModel::Atomic => {
@@ -1374,6 +1420,7 @@ fn lib_op(name: &str) -> LibOp {
         "await" | "awaitNanos" | "awaitUninterruptibly" | "awaitUntil" => LibOp::Await,
         "signal" => LibOp::Signal,
         "signalAll" => LibOp::SignalAll,
+        "awaitTermination" | "close" => LibOp::Join,
         "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" | "add" | "addAll"
         | "addFirst" | "addLast" | "put" | "putAll" | "putIfAbsent" | "remove" | "removeAll"
         | "removeIf" | "retainAll" | "clear" | "offer" | "offerFirst" | "offerLast" | "poll"
@@ -1433,6 +1480,9 @@ fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             ("wait", "()V" | "(J)V" | "(JI)V") => CallOp::Wait,
             ("notify", "()V") => CallOp::Notify,
             ("notifyAll", "()V") => CallOp::NotifyAll,
+            ("$taskSubmit", _) => CallOp::TaskSubmit,
+            ("$taskStart", _) => CallOp::TaskStart,
+            ("$taskEnd", _) => CallOp::TaskEnd,
             _ => CallOp::Library(lib_op(name)),
         }),
         _ => Resolved::Other,
