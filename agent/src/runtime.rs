@@ -237,6 +237,9 @@ fn collector_moves_only_in_pauses() -> bool {
 
 const ADDR_CACHE: usize = 4096;
 
+/// Each thread adds its log's growth to the global byte count every this many events.
+const SIZE_CHECK_EVERY: u32 = 4096;
+
 // ---------------------------------------------------------------------------------------
 // Global state
 
@@ -312,6 +315,8 @@ pub struct Agent {
     next_ids: AtomicU64,
     rmw: Mutex<()>,
     pub stopped: AtomicBool,
+    /// Bytes of all logs, as last reported by their threads (for `max_mb`).
+    bytes: AtomicU64,
     java: OnceLock<Java>,
     /// Per-thread caches from object address to id are used (see [`GC_EPOCH`]).
     pub address_cache: AtomicBool,
@@ -378,6 +383,7 @@ impl Agent {
             next_ids: AtomicU64::new(1),
             rmw: Mutex::new(()),
             stopped: AtomicBool::new(false),
+            bytes: AtomicU64::new(0),
             java: OnceLock::new(),
             address_cache: AtomicBool::new(false),
             gc_events,
@@ -592,6 +598,9 @@ pub struct ThreadState {
     /// Object address -> id, valid during GC epoch `cache_epoch`.
     addr_cache: Box<[(usize, u64)]>,
     cache_epoch: u64,
+    /// Events until this thread next adds its log's growth to [`Agent::bytes`].
+    until_size_check: u32,
+    bytes_counted: u64,
 }
 
 /// Everything a hook needs from thread-local storage, in one place (one TLS lookup; in a
@@ -706,6 +715,8 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         ids: (0, 0),
         addr_cache: vec![(0usize, 0u64); ADDR_CACHE].into_boxed_slice(),
         cache_epoch: u64::MAX,
+        until_size_check: SIZE_CHECK_EVERY,
+        bytes_counted: 0,
     };
     let mut cx = Cx { a, env, t: &mut t };
     cx.emit(Kind::Begin, 0, 0, None, true);
@@ -822,6 +833,23 @@ impl Cx<'_> {
             if let Err(e) = log.append(s, &e) {
                 a.log(&format!("thread {}: {e}; recording stopped", self.t.tid));
                 self.t.log = None;
+                return;
+            }
+            self.t.until_size_check -= 1;
+            if self.t.until_size_check == 0 {
+                self.t.until_size_check = SIZE_CHECK_EVERY;
+                if let Some(max) = a.opts.max_bytes {
+                    let now = log.bytes();
+                    let grown = now - self.t.bytes_counted;
+                    self.t.bytes_counted = now;
+                    let total = a.bytes.fetch_add(grown, Ordering::Relaxed) + grown;
+                    if total >= max && !a.stopped.swap(true, Ordering::SeqCst) {
+                        a.io(a.writer.set_meta("cut", "1"));
+                        a.log(&format!(
+                            "the trace reached {total} bytes (max_mb): recording stopped, the program goes on"
+                        ));
+                    }
+                }
             }
         }
     }

@@ -88,6 +88,8 @@ pub struct ChunkLog {
     chunk: u64,
     compressor: zstd::bulk::Compressor<'static>,
     finished: bool,
+    /// Bytes written to `STEM.jrl` so far.
+    sealed_bytes: u64,
 }
 
 impl ChunkLog {
@@ -137,7 +139,13 @@ impl ChunkLog {
             chunk: 0,
             compressor,
             finished: false,
+            sealed_bytes: 32,
         })
+    }
+
+    /// Bytes this log occupies so far: sealed frames plus the open chunk's records.
+    pub fn bytes(&self) -> u64 {
+        self.sealed_bytes + self.used as u64
     }
 
     /// Bytes still free in the open chunk.
@@ -207,6 +215,7 @@ impl ChunkLog {
         } else {
             frame(CODEC_STORED, self.chunk, raw.len() as u32, records, raw)
         };
+        self.sealed_bytes += f.len() as u64;
         if let Err(e) = self.sealed.write_all(&f) {
             // The log may now end in a partial frame: stop writing it. The open chunk file
             // stays, so a reader still gets every record (the torn frame is dropped).

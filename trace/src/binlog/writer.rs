@@ -188,6 +188,11 @@ impl ThreadLog {
         self.thread
     }
 
+    /// Bytes of this log so far (sealed, compressed frames plus the raw open chunk).
+    pub fn bytes(&self) -> u64 {
+        self.log.bytes()
+    }
+
     /// Events appended so far.
     pub fn events(&self) -> u64 {
         self.events
