@@ -34,7 +34,12 @@
 //!   whose stack map frames do not keep an object in it, gets none. Static synchronized
 //!   methods of classes older than version 49 (no `ldc` of a class) get none either.
 //! * A method whose rewrite fails (code too large, constant pool full, odd bytecode) is
-//!   left unchanged, with its constant-pool additions undone, and counted.
+//!   tried again with the synchronization hooks only (monitors, synchronized methods,
+//!   modelled calls, tasks, `<clinit>`: missing those would make the analyzer report false
+//!   races, missing accesses only hides races) and counted in `reduced_methods`; if that
+//!   fails too it is left unchanged, with its constant-pool additions undone, and counted
+//!   in `failed_methods`. Site ids handed out for an attempt that failed are not reused
+//!   (the sink keeps them; no code refers to them).
 //! * `java/lang/Object` (HotSpot crashes if it changes) and `jrace/**` (the runtime) are
 //!   never instrumented.
 
@@ -79,9 +84,13 @@ pub struct Outcome {
     pub methods: u32,
     /// Methods whose rewrite failed and that were left unchanged.
     pub failed_methods: u32,
+    /// Methods that could not take every hook (too large, mostly) and were instrumented
+    /// with the synchronization hooks only: monitors, synchronized methods, modelled calls,
+    /// tasks and `<clinit>`, but no field, array or branch hooks.
+    pub reduced_methods: u32,
     /// Why the class was left unchanged when it did not parse.
     pub error: Option<String>,
-    /// `method+descriptor: reason` for each failed method (for the agent's log).
+    /// `method+descriptor: reason` for each failed or reduced method (for the agent's log).
     pub failures: Vec<String>,
 }
 
@@ -130,18 +139,30 @@ pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -
         out.methods += 1;
         let cp_len = cf.constant_pool.entries.len();
         let hooks = ctx.hooks.clone();
-        match instrument_method(&mut cf, mi, opts, &mut ctx, sink) {
-            Ok(changed) => modified |= changed,
-            Err(e) => {
+        let e = match instrument_method(&mut cf, mi, opts, false, &mut ctx, sink) {
+            Ok(changed) => {
+                modified |= changed;
+                continue;
+            }
+            Err(e) => e,
+        };
+        cf.constant_pool.entries.truncate(cp_len);
+        ctx.hooks = hooks.clone();
+        let m = &cf.methods[mi];
+        let what = format!("{}{}", cf.method_name(m), cf.method_descriptor(m));
+        // Second try with the synchronization hooks only.
+        match instrument_method(&mut cf, mi, opts, true, &mut ctx, sink) {
+            Ok(changed) => {
+                modified |= changed;
+                out.reduced_methods += 1;
+                out.failures
+                    .push(format!("{what}: reduced to sync hooks: {e}"));
+            }
+            Err(e2) => {
                 cf.constant_pool.entries.truncate(cp_len);
                 ctx.hooks = hooks;
                 out.failed_methods += 1;
-                let m = &cf.methods[mi];
-                out.failures.push(format!(
-                    "{}{}: {e}",
-                    cf.method_name(m),
-                    cf.method_descriptor(m)
-                ));
+                out.failures.push(format!("{what}: {e2} (in full: {e})"));
             }
         }
     }
@@ -499,6 +520,7 @@ fn instrument_method(
     cf: &mut ClassFile,
     mi: usize,
     opts: &Options,
+    sync_only: bool,
     ctx: &mut Ctx,
     sink: &mut dyn SiteSink,
 ) -> Result<bool, String> {
@@ -595,7 +617,7 @@ fn instrument_method(
         let bci = *off;
         let opc = ins.op;
         match opc {
-            op::GETFIELD | op::PUTFIELD | op::GETSTATIC | op::PUTSTATIC => {
+            op::GETFIELD | op::PUTFIELD | op::GETSTATIC | op::PUTSTATIC if !sync_only => {
                 let instance = opc == op::GETFIELD || opc == op::PUTFIELD;
                 if instance && i < fields_from {
                     continue;
@@ -662,7 +684,7 @@ fn instrument_method(
                     }
                 }
             }
-            0x2e..=0x35 => {
+            0x2e..=0x35 if !sync_only => {
                 let Some((elem, sh)) = array_elem(opc) else {
                     continue;
                 };
@@ -689,7 +711,7 @@ fn instrument_method(
                     sh.size() + 3,
                 ))?;
             }
-            0x4f..=0x56 => {
+            0x4f..=0x56 if !sync_only => {
                 let Some((elem, sh)) = array_elem(opc) else {
                     continue;
                 };
@@ -760,6 +782,7 @@ fn instrument_method(
                 e(ed.insert_after(i, &aft, 3))?;
             }
             _ if opts.branches
+                && !sync_only
                 && (ins.is_conditional_branch()
                     || opc == op::TABLESWITCH
                     || opc == op::LOOKUPSWITCH) =>
