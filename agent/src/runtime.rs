@@ -93,8 +93,9 @@ enum CallOp {
     TaskSubmit,
     TaskStart,
     TaskEnd,
-    /// Anything else; what it means depends on the receiver's class.
-    Library(LibOp),
+    /// Anything else; what it means depends on the receiver's class: the method as a
+    /// collection/lock method, and as an atomic's.
+    Library(LibOp, LibOp),
 }
 
 /// How a library method acts on its receiver, by its name.
@@ -1252,12 +1253,12 @@ impl Cx<'_> {
                 let obj = self.obj(o);
                 self.sync_var(obj, "$done", loc, true, true)
             }
-            (CallOp::Library(op), _) => self.library(op, when, o, loc),
+            (CallOp::Library(op, atomic), _) => self.library(op, atomic, when, o, loc),
             _ => {}
         }
     }
 
-    unsafe fn library(&mut self, op: LibOp, when: When, o: jobject, loc: u32) {
+    unsafe fn library(&mut self, op: LibOp, atomic: LibOp, when: When, o: jobject, loc: u32) {
         let m = self.model(o);
         let before = matches!(when, When::Before);
         match m {
@@ -1318,7 +1319,7 @@ impl Cx<'_> {
             }
             ClassModel::Atomic => {
                 let obj = self.obj(o);
-                match (op, before) {
+                match (atomic, before) {
                     (LibOp::Read, false) => self.sync_var(obj, "$value", loc, true, false),
                     (LibOp::Write, true) => self.sync_var(obj, "$value", loc, false, true),
                     (LibOp::Update, false) => self.sync_var(obj, "$value", loc, true, true),
@@ -1434,7 +1435,29 @@ fn class_model(name: &str) -> ClassModel {
     if SYNCHRONIZED.contains(&name) || name.starts_with("java.util.Collections$Synchronized") {
         return ClassModel::Concurrent;
     }
-    if name.starts_with("java.util.") && !name.starts_with("java.util.stream.") {
+    // Only the JDK's mutable, non-thread-safe collections have a `$state`: immutable ones
+    // (List.of, Collections.empty*, unmodifiable views), iterators (often shared
+    // singletons) and thread-safe classes (ResourceBundle, ...) have none to race on.
+    const MUTABLE: &[&str] = &[
+        "java.util.ArrayList",
+        "java.util.LinkedList",
+        "java.util.HashMap",
+        "java.util.LinkedHashMap",
+        "java.util.TreeMap",
+        "java.util.IdentityHashMap",
+        "java.util.WeakHashMap",
+        "java.util.EnumMap",
+        "java.util.HashSet",
+        "java.util.LinkedHashSet",
+        "java.util.TreeSet",
+        "java.util.EnumSet",
+        "java.util.RegularEnumSet",
+        "java.util.JumboEnumSet",
+        "java.util.ArrayDeque",
+        "java.util.PriorityQueue",
+        "java.util.BitSet",
+    ];
+    if MUTABLE.contains(&name) {
         return ClassModel::Collection;
     }
     ClassModel::None
@@ -1449,21 +1472,28 @@ fn lib_op(name: &str) -> LibOp {
         "signal" => LibOp::Signal,
         "signalAll" => LibOp::SignalAll,
         "awaitTermination" | "close" => LibOp::Join,
+        // Methods that modify a collection (or set an atomic); every other method is
+        // taken as a read, so that a misclassified method can hide a race but never
+        // invent one.
         "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" | "add" | "addAll"
-        | "addFirst" | "addLast" | "put" | "putAll" | "putIfAbsent" | "remove" | "removeAll"
-        | "removeIf" | "retainAll" | "clear" | "offer" | "offerFirst" | "offerLast" | "poll"
-        | "pollFirst" | "pollLast" | "push" | "pop" | "sort" | "replace" | "replaceAll"
-        | "compute" | "computeIfAbsent" | "computeIfPresent" | "merge" | "removeFirst"
-        | "removeLast" | "trimToSize" | "ensureCapacity" | "setSize" => LibOp::Write,
+        | "addFirst" | "addLast" | "put" | "putAll" | "putIfAbsent" | "remove"
+        | "removeAll" | "removeIf" | "retainAll" | "clear" | "offer" | "offerFirst"
+        | "offerLast" | "poll" | "pollFirst" | "pollLast" | "pollFirstEntry"
+        | "pollLastEntry" | "push" | "pop" | "sort" | "replace" | "replaceAll" | "compute"
+        | "computeIfAbsent" | "computeIfPresent" | "merge" | "removeFirst" | "removeLast"
+        | "removeFirstOccurrence" | "removeLastOccurrence" | "trimToSize"
+        | "ensureCapacity" | "flip" | "and" | "or" | "xor" | "andNot" => LibOp::Write,
+        _ => LibOp::Read,
+    }
+}
+
+/// Atomics: which calls only read, only write, or read and write the value.
+fn atomic_op(name: &str) -> LibOp {
+    match name {
         "get" | "getPlain" | "getOpaque" | "getAcquire" | "intValue" | "longValue"
-        | "doubleValue" | "floatValue" | "contains" | "containsKey" | "containsValue"
-        | "containsAll" | "size" | "isEmpty" | "indexOf" | "lastIndexOf" | "iterator"
-        | "listIterator" | "spliterator" | "peek" | "peekFirst" | "peekLast" | "element"
-        | "getFirst" | "getLast" | "first" | "last" | "keySet" | "values" | "entrySet"
-        | "forEach" | "stream" | "parallelStream" | "toArray" | "equals" | "hashCode"
-        | "toString" | "getOrDefault" | "subList" | "headMap" | "tailMap" | "subMap"
-        | "headSet" | "tailSet" | "subSet" | "firstKey" | "lastKey" | "ceilingKey" | "floorKey"
-        | "higherKey" | "lowerKey" | "clone" | "descendingIterator" => LibOp::Read,
+        | "doubleValue" | "floatValue" | "toString" | "getReference" | "getStamp"
+        | "isMarked" | "length" | "sum" | "sumThenReset" => LibOp::Read,
+        "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" => LibOp::Write,
         _ => LibOp::Update,
     }
 }
@@ -1511,7 +1541,7 @@ fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             ("$taskSubmit", _) => CallOp::TaskSubmit,
             ("$taskStart", _) => CallOp::TaskStart,
             ("$taskEnd", _) => CallOp::TaskEnd,
-            _ => CallOp::Library(lib_op(name)),
+            _ => CallOp::Library(lib_op(name), atomic_op(name)),
         }),
         _ => Resolved::Other,
     }
