@@ -73,6 +73,8 @@ enum Resolved {
         static_id: u32,
         volatile: bool,
         init: Option<u32>,
+        /// False for final static fields: only the class-initialization edge matters.
+        record: bool,
     },
     /// An array element whose static name is the element type.
     Array {
@@ -1023,6 +1025,7 @@ impl Cx<'_> {
             static_id,
             volatile,
             init,
+            record,
         } = self.resolve(e)
         else {
             return;
@@ -1036,6 +1039,9 @@ impl Cx<'_> {
                     self.emit(Kind::VRead, mv, e.loc, Some(1), true);
                 }
             }
+        }
+        if !record {
+            return;
         }
         let v = self.field_var(0, static_id);
         let kind = match (write, volatile) {
@@ -1511,7 +1517,12 @@ fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             }) else {
                 return Resolved::Skip;
             };
-            if flags & ACC_FINAL != 0 {
+            let is_static = matches!(
+                site.kind,
+                SiteKind::StaticRead { .. } | SiteKind::StaticWrite { .. }
+            );
+            let is_final = flags & ACC_FINAL != 0;
+            if is_final && !is_static {
                 return Resolved::Skip;
             }
             let class = decl.replace('/', ".");
@@ -1523,6 +1534,7 @@ fn resolve_site(a: &Agent, site: &Site) -> Resolved {
                 static_id,
                 volatile: flags & ACC_VOLATILE != 0,
                 init,
+                record: !is_final,
             }
         }
         SiteKind::ArrayRead { elem } | SiteKind::ArrayWrite { elem } => {
