@@ -4,7 +4,8 @@
 //! refused). In short: code inserted *before* instruction `i` becomes part of `i` — every
 //! jump, switch case, exception handler, line number and stack map frame that pointed at
 //! `i` now points at the start of the inserted code; code inserted *after* `i` is reached
-//! only by falling through from `i`.
+//! only by falling through from `i`. A prologue runs once at method entry, and a catch-all
+//! handler (appended after the code) sees every exception that leaves the method.
 
 use super::attributes::{AttrInfo, Attribute, Code, ExceptionEntry, Frame, FrameKind, VType};
 use super::class::{ClassFile, ACC_STATIC};

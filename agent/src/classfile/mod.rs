@@ -23,7 +23,13 @@
 //!   the exception table, LineNumberTable, LocalVariable(Type)Table, StackMapTable offset
 //!   deltas (a `same` frame whose delta no longer fits becomes `same_frame_extended`) and
 //!   `Uninitialized(offset)` types (which keep naming the `new` instruction itself), and
-//!   raises max_stack by the caller's stated need.
+//!   raises max_stack by the caller's stated need. Two additions for method boundaries: a
+//!   *prologue* ([`edit::CodeEditor::insert_prologue`]) that runs once per call even when
+//!   offset 0 is a loop head, and a *catch-all handler*
+//!   ([`edit::CodeEditor::add_catch_all_handler`]) after the last instruction, covering
+//!   the original code, listed last in the exception table, with the one new frame it
+//!   needs (no locals, stack `[java/lang/Throwable]`, always valid) — how the instrumenter
+//!   sees an exception leave a synchronized method.
 //!
 //! # The frame-boundary rule
 //!

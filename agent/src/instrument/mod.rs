@@ -29,7 +29,9 @@
 //! * In a constructor, field accesses before the constructor's own `this(…)`/`super(…)`
 //!   call are left alone (the receiver may be `uninitializedThis`, which cannot be passed
 //!   to a method). The call is found as the first `invokespecial <init>` that no `new`
-//!   before it in code order is waiting for (javac emits `new … <init>` pairs nested).
+//!   before it in code order is waiting for (javac emits `new … <init>` pairs nested), and
+//!   must name this class or the super class; when the code does not have that shape, no
+//!   field access of the constructor is instrumented.
 //! * Sync and task hooks use local 0 as `this`; a method that stores into local 0, or
 //!   whose stack map frames do not keep an object in it, gets none. Static synchronized
 //!   methods of classes older than version 49 (no `ldc` of a class) get none either.
@@ -447,6 +449,8 @@ fn hook_name(prefix: &str, s: Shape) -> &'static str {
 /// instrumented: the one after its own `this(…)`/`super(…)` call. `None` when it cannot be
 /// found (nothing is instrumented then).
 fn after_super_call(cf: &ClassFile, insns: &[(u32, Insn)]) -> Option<usize> {
+    let this = cf.name();
+    let sup = cf.constant_pool.class_name(cf.super_class);
     let mut pending: Vec<Option<String>> = Vec::new();
     for (i, (_, ins)) in insns.iter().enumerate() {
         match ins.op {
@@ -465,7 +469,12 @@ fn after_super_call(cf: &ClassFile, insns: &[(u32, Insn)]) -> Option<usize> {
                         pending.pop();
                     }
                     Some(_) => return None, // not the nesting javac makes: give up
-                    None => return Some(i + 1),
+                    // The constructor's own this(...)/super(...) call, if it names this
+                    // class or the super class; anything else is code we do not understand.
+                    None if Some(&owner) == this.as_ref() || Some(&owner) == sup.as_ref() => {
+                        return Some(i + 1)
+                    }
+                    None => return None,
                 }
             }
             _ => {}
