@@ -240,6 +240,9 @@ fn collector_moves_only_in_pauses() -> bool {
 
 const ADDR_CACHE: usize = 4096;
 
+/// Locks that make a modelled read-modify-write (vread then vwrite) atomic per variable.
+const RMW_STRIPES: usize = 64;
+
 /// Each thread adds its log's growth to the global byte count every this many events.
 const SIZE_CHECK_EVERY: u32 = 4096;
 
@@ -316,7 +319,7 @@ pub struct Agent {
     threads: Mutex<Vec<Arc<Mutex<ThreadState>>>>,
     tag_lock: Mutex<()>,
     next_ids: AtomicU64,
-    rmw: Mutex<()>,
+    rmw: [Mutex<()>; RMW_STRIPES],
     pub stopped: AtomicBool,
     /// Bytes of all logs, as last reported by their threads (for `max_mb`).
     bytes: AtomicU64,
@@ -384,7 +387,7 @@ impl Agent {
             threads: Mutex::new(Vec::new()),
             tag_lock: Mutex::new(()),
             next_ids: AtomicU64::new(1),
-            rmw: Mutex::new(()),
+            rmw: std::array::from_fn(|_| Mutex::new(())),
             stopped: AtomicBool::new(false),
             bytes: AtomicU64::new(0),
             java: OnceLock::new(),
@@ -604,6 +607,7 @@ pub struct ThreadState {
     /// Events until this thread next adds its log's growth to [`Agent::bytes`].
     until_size_check: u32,
     bytes_counted: u64,
+    fixed: Vec<(&'static str, u32)>,
 }
 
 /// Everything a hook needs from thread-local storage, in one place (one TLS lookup; in a
@@ -720,6 +724,7 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         cache_epoch: u64::MAX,
         until_size_check: SIZE_CHECK_EVERY,
         bytes_counted: 0,
+        fixed: Vec::new(),
     };
     let mut cx = Cx { a, env, t: &mut t };
     cx.emit(Kind::Begin, 0, 0, None, true);
@@ -1131,15 +1136,12 @@ impl Cx<'_> {
     }
 
     /// A volatile read, write or atomic read-modify-write of `<obj>.<field>`.
-    fn sync_var(&mut self, obj: u64, field: &str, loc: u32, read: bool, write: bool) {
-        let sid = {
-            let mut n = lock(&self.a.names);
-            intern_static(self.a, &mut n, field)
-        };
+    fn sync_var(&mut self, obj: u64, field: &'static str, loc: u32, read: bool, write: bool) {
+        let sid = self.fixed_static(field);
         let v = self.field_var(obj, sid);
         if read && write {
-            // Consecutive stamps for the pair, as if one atomic event.
-            let _g = lock(&self.a.rmw);
+            // No other thread's pair on this variable in between, as if one atomic event.
+            let _g = lock(&self.a.rmw[v as usize % RMW_STRIPES]);
             self.emit(Kind::VRead, v, loc, None, true);
             self.emit(Kind::VWrite, v, loc, None, true);
         } else if read {
@@ -1149,11 +1151,22 @@ impl Cx<'_> {
         }
     }
 
-    fn plain_state(&mut self, obj: u64, loc: u32, write: bool) {
-        let sid = {
+    /// The static id of one of the recorder's own field names (`$sync`, `$state`, ...),
+    /// cached per thread.
+    fn fixed_static(&mut self, name: &'static str) -> u32 {
+        if let Some(&(_, id)) = self.t.fixed.iter().find(|(n, _)| *n == name) {
+            return id;
+        }
+        let id = {
             let mut n = lock(&self.a.names);
-            intern_static(self.a, &mut n, "$state")
+            intern_static(self.a, &mut n, name)
         };
+        self.t.fixed.push((name, id));
+        id
+    }
+
+    fn plain_state(&mut self, obj: u64, loc: u32, write: bool) {
+        let sid = self.fixed_static("$state");
         let v = self.field_var(obj, sid);
         let k = if write { Kind::Write } else { Kind::Read };
         self.emit(k, v, loc, None, false);
