@@ -1,0 +1,51 @@
+package families;
+
+// Family: array elements (xaload/xastore). An element's static name is the array type
+// (`int[]`), so its races are told apart by their locations.
+//
+// RACE: int[] @slot0W @slot0R
+//   worker A writes data[0], worker B reads data[0], unsynchronized
+// RACE: int[] @sharedA @sharedB
+//   both workers write data[3]
+// NORACE: long[]
+//   each worker writes only its own element of `parts`; main reads them after join
+// NORACE: int[] @ownA @ownB
+//   data[1] and data[2]: same array and static name, different elements
+// NORACE: double[]
+//   `weights` is filled by main before start() and only read by the workers
+public class Arrays {
+    static int[] data = new int[4];
+    static long[] parts = new long[2];
+    static double[] weights = new double[8];
+
+    static void workerA() {
+        data[0] = 5; // @slot0W
+        data[3] = 1; // @sharedA
+        for (int i = 0; i < 4; i++) {
+            data[1] += i; // @ownA
+            parts[0] += (long) weights[i];
+        }
+    }
+
+    static void workerB() {
+        int seen = data[0]; // @slot0R
+        data[3] = 1; // @sharedB
+        for (int i = 4; i < 8; i++) {
+            data[2] += i + (seen & 0); // @ownB
+            parts[1] += (long) weights[i];
+        }
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        for (int i = 0; i < weights.length; i++) {
+            weights[i] = i * 1.5;
+        }
+        Thread a = new Thread(Arrays::workerA, "array-a");
+        Thread b = new Thread(Arrays::workerB, "array-b");
+        a.start();
+        b.start();
+        a.join();
+        b.join();
+        System.out.println("parts=" + parts[0] + "," + parts[1] + " own=" + data[1] + "," + data[2]);
+    }
+}

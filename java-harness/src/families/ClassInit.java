@@ -1,0 +1,74 @@
+package families;
+
+// Family: class initialization. The JVM runs <clinit> once, under the class's init lock;
+// every thread that uses the class afterwards is ordered after its end.
+//
+// RACE: families.ClassInit$Config.hits @hitsA @hitsB
+//   a static of Config written by both workers after initialization, unsynchronized
+// NORACE: families.ClassInit$Config.base
+//   written only by Config's <clinit> (whichever worker triggered it), read by both workers
+// NORACE: families.ClassInit$Config.table
+//   a static array reference written by <clinit>
+// NORACE: int[]
+//   Config.table's elements, filled by <clinit>, only read afterwards
+// NORACE: families.ClassInit$Holder.INSTANCE
+//   the lazy-holder idiom: written by Holder's <clinit>
+// NORACE: families.ClassInit$Resource.size
+//   written by Resource's constructor, run inside Holder's <clinit>
+public class ClassInit {
+    static final class Config {
+        static int base = compute();
+        static int[] table = fill();
+        static int hits;
+
+        static int compute() {
+            return 40 + 2;
+        }
+
+        static int[] fill() {
+            int[] t = new int[4];
+            for (int i = 0; i < t.length; i++) {
+                t[i] = i * i;
+            }
+            return t;
+        }
+    }
+
+    static final class Resource {
+        int size;
+
+        Resource(int size) {
+            this.size = size;
+        }
+    }
+
+    static final class Holder {
+        static Resource INSTANCE = new Resource(Config.base + 1);
+    }
+
+    static int work() {
+        int v = Config.base + Config.table[3];
+        return v + Holder.INSTANCE.size;
+    }
+
+    static int resultA;
+    static int resultB;
+
+    public static void main(String[] args) throws InterruptedException {
+        Thread a = new Thread(() -> {
+            int v = work();
+            Config.hits = 1; // @hitsA
+            resultA = v;
+        }, "init-a");
+        Thread b = new Thread(() -> {
+            int v = work();
+            Config.hits = 1; // @hitsB
+            resultB = v;
+        }, "init-b");
+        a.start();
+        b.start();
+        a.join();
+        b.join();
+        System.out.println("a=" + resultA + " b=" + resultB);
+    }
+}

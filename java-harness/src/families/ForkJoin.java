@@ -1,0 +1,53 @@
+package families;
+
+// Family: Thread.start (fork) and Thread.join.
+//
+// RACE: families.ForkJoin.progress @progressMain @progressChild
+//   main writes `progress` after starting the child and before joining it; so does the child
+// NORACE: families.ForkJoin.input
+//   written by main before start(), read by the children
+// NORACE: families.ForkJoin.output
+//   written by the first child, read by main after join()
+// NORACE: families.ForkJoin.stage
+//   written by the first child; main joins it and only then starts the second child,
+//   which reads `stage` (fork/join order through a third thread)
+// NORACE: families.ForkJoin.nested
+//   written by a grandchild, read by the second child after it joined the grandchild
+public class ForkJoin {
+    static int input;
+    static int output;
+    static int stage;
+    static int progress;
+    static int nested;
+
+    static void first() {
+        progress = 1; // @progressChild
+        output = input * 2;
+        stage = 3;
+    }
+
+    static void second() {
+        int s = stage;
+        Thread g = new Thread(() -> nested = s + input, "grandchild");
+        g.start();
+        try {
+            g.join();
+        } catch (InterruptedException e) {
+            throw new RuntimeException(e);
+        }
+        output += nested;
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        input = 21;
+        Thread a = new Thread(ForkJoin::first, "child-1");
+        a.start();
+        progress = 2; // @progressMain
+        a.join();
+        int o = output;
+        Thread b = new Thread(ForkJoin::second, "child-2");
+        b.start();
+        b.join();
+        System.out.println("output=" + o + "," + output + " nested=" + nested);
+    }
+}

@@ -1,0 +1,66 @@
+package families;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+// Family: java.util collections (not thread-safe). Calls on them are recorded as reads and
+// writes of the object's abstract state `$state`, whose static name is `$state`: their
+// races are told apart by location.
+//
+// RACE: $state @addA @sizeB
+//   worker A adds to `racy` while worker B asks for its size, no lock
+// RACE: $state @putA @putB
+//   both workers put into `racyMap`
+// NORACE: $state @guardedAdd @guardedGet
+//   `guarded` is only used inside synchronized (lock)
+// NORACE: $state @sharedGetA @sharedGetB
+//   `config` is filled by main before start() and only read (get) by the workers
+// NORACE: $state @mainAfter
+//   main reads the lists after join
+public class UtilCollections {
+    static final Object lock = new Object();
+    static final List<Integer> racy = new ArrayList<>();
+    static final Map<String, Integer> racyMap = new HashMap<>();
+    static final List<Integer> guarded = new ArrayList<>();
+    static final Map<String, Integer> config = new HashMap<>();
+    static int sizeSeen;
+
+    static void workerA() {
+        racy.add(1); // @addA
+        racyMap.put("a", 1); // @putA
+        int k = config.get("k"); // @sharedGetA
+        for (int i = 0; i < 3; i++) {
+            synchronized (lock) {
+                guarded.add(i + k); // @guardedAdd
+            }
+        }
+    }
+
+    static void workerB() {
+        int n = racy.size(); // @sizeB
+        racyMap.put("b", 2); // @putB
+        int k = config.get("k"); // @sharedGetB
+        for (int i = 0; i < 3; i++) {
+            synchronized (lock) {
+                if (!guarded.isEmpty()) { // @guardedGet
+                    sizeSeen += k;
+                }
+            }
+        }
+        sizeSeen += n & 0;
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        config.put("k", 7);
+        Thread a = new Thread(UtilCollections::workerA, "coll-a");
+        Thread b = new Thread(UtilCollections::workerB, "coll-b");
+        a.start();
+        b.start();
+        a.join();
+        b.join();
+        int total = racy.size() + guarded.size() + (racyMap.isEmpty() ? 0 : 100); // @mainAfter
+        System.out.println("total=" + total);
+    }
+}
