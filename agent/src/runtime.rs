@@ -1439,7 +1439,9 @@ fn signature_to_name(sig: &str) -> String {
 
 /// The model of a library class, by its dotted name.
 fn class_model(name: &str) -> ClassModel {
-    if name.starts_with("java.util.concurrent.atomic.") {
+    // A VarHandle stands for all the variables it reaches: one synchronizing variable per
+    // handle (more order than the program has, never less).
+    if name.starts_with("java.util.concurrent.atomic.") || name.starts_with("java.lang.invoke.VarHandle") {
         return ClassModel::Atomic;
     }
     if name.starts_with("java.util.concurrent.") {
@@ -1509,10 +1511,12 @@ fn lib_op(name: &str) -> LibOp {
 /// Atomics: which calls only read, only write, or read and write the value.
 fn atomic_op(name: &str) -> LibOp {
     match name {
-        "get" | "getPlain" | "getOpaque" | "getAcquire" | "intValue" | "longValue"
-        | "doubleValue" | "floatValue" | "toString" | "getReference" | "getStamp"
+        "get" | "getPlain" | "getOpaque" | "getAcquire" | "getVolatile" | "intValue"
+        | "longValue" | "doubleValue" | "floatValue" | "toString" | "getReference" | "getStamp"
         | "isMarked" | "length" | "sum" | "sumThenReset" => LibOp::Read,
-        "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" => LibOp::Write,
+        "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" | "setVolatile" => {
+            LibOp::Write
+        }
         _ => LibOp::Update,
     }
 }

@@ -99,9 +99,9 @@ pub struct ClassInfo {
 
 /// Whether a non-static call from instrumented code to `owner.name desc` gets
 /// `before`/`after` hooks, i.e. whether the runtime may want to record something for it:
-/// thread start/join, wait/notify, and calls into `java.util` (collections,
-/// `java.util.concurrent` locks, atomics, queues, latches, executors, futures). Every other
-/// call is left alone.
+/// thread start/join, wait/notify, calls into `java.util` (collections,
+/// `java.util.concurrent` locks, atomics, queues, latches, executors, futures) and
+/// `VarHandle` accesses. Every other call is left alone.
 pub fn modelled_call(owner: &str, name: &str, desc: &str) -> bool {
     if name == "<init>" {
         return false;
@@ -113,5 +113,5 @@ pub fn modelled_call(owner: &str, name: &str, desc: &str) -> bool {
         "notify" | "notifyAll" if desc == "()V" => return true,
         _ => {}
     }
-    owner.starts_with("java/util/")
+    owner.starts_with("java/util/") || owner == "java/lang/invoke/VarHandle"
 }
