@@ -100,7 +100,7 @@ struct WitnessArgs {
     html: Option<PathBuf>,
 }
 
-const DETECTOR_HELP: &str = "Detectors (-d):\n  hb       happens-before with vector clocks; sound for the first race only\n  shb      schedulable happens-before; every race it reports is real\n  m2       M2; every race it reports is real; complete for 2 threads and says\n           when it is complete; slow on traces of millions of events\n  wcp      weak causal precedence; finds races hb misses by reordering critical sections\n  cp       causally-precedes; between hb and wcp\n  lockset  Eraser's lockset; warnings only, not sound\n  all      every detector above\nDefault: hb,shb,wcp.\n\nWith --witness, each race carries a schedule that makes its two accesses adjacent, checked\nagainst the trace's rules (locks, fork/join, wait/notify, every read keeps its writer), or\nnull when none is found.";
+const DETECTOR_HELP: &str = "Detectors (-d):\n  hb       happens-before with vector clocks; sound for the first race only\n  shb      schedulable happens-before; every race it reports is real\n  m2       M2; every race it reports is real; complete for 2 threads and says\n           when it is complete; slow on traces of millions of events\n  wcp      weak causal precedence; finds races hb misses by reordering critical sections\n  cp       causally-precedes; between hb and wcp\n  lockset  Eraser's lockset; warnings only, not sound\n  mcm      maximal causal model (z3): every race is real, and with branches recorded it\n           finds every race any sound detector can from this trace, within its windows\n  said     whole-trace read-write consistency (z3): every race is real; fewer than mcm\n  all      every detector above\nDefault: hb,shb,wcp.\n\nWith --witness, each race carries a schedule that makes its two accesses adjacent, checked\nagainst the trace's rules (locks, fork/join, wait/notify, every read keeps its writer), or\nnull when none is found.";
 
 const RECORD_HELP: &str = "The program's standard streams pass through untouched; jrace prints \
 nothing of its own (DIR/record.log has the summary, DIR/agent.log the agent's messages). \
@@ -128,6 +128,8 @@ struct RunArgs {
     /// Attach a validated witness schedule to each race.
     #[arg(long)]
     witness: bool,
+    #[command(flatten)]
+    solver: SolverArgs,
     /// The program: `java [JVM options] MAIN|-jar JAR [args]`, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -153,6 +155,39 @@ struct AnalyzeArgs {
     /// (`witness` in the JSON report, `null` when none is found). Keeps the trace in memory.
     #[arg(long)]
     witness: bool,
+    #[command(flatten)]
+    solver: SolverArgs,
+}
+
+/// Options of the solver detectors (mcm, said).
+#[derive(clap::Args, Clone, Copy, Default)]
+struct SolverArgs {
+    /// Window size in events for mcm and said (windows overlap by half). Default 10000.
+    #[arg(long, value_name = "N")]
+    window: Option<usize>,
+    /// Per-pair solver timeout in seconds; a pair that times out is not reported and is
+    /// counted as `unknown`. Default 10.
+    #[arg(long, value_name = "SECS")]
+    solver_timeout: Option<f64>,
+}
+
+impl SolverArgs {
+    fn options(&self) -> Result<jrace_analyzer::DetectorOptions> {
+        let solver_timeout = match self.solver_timeout {
+            Some(t) if !(t > 0.0 && t.is_finite()) => {
+                bail!("--solver-timeout: expected a positive number of seconds, found {t}")
+            }
+            Some(t) => Some(std::time::Duration::from_secs_f64(t)),
+            None => None,
+        };
+        if self.window == Some(0) {
+            bail!("--window: expected a positive number of events, found 0");
+        }
+        Ok(jrace_analyzer::DetectorOptions {
+            window: self.window,
+            solver_timeout,
+        })
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -256,10 +291,14 @@ fn analyze_source(
     reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
     names: &[&'static str],
     witness: bool,
+    opts: &jrace_analyzer::DetectorOptions,
 ) -> Result<report::Report> {
     let detectors = names
         .iter()
-        .map(|n| jrace_analyzer::make_detector(n).ok_or_else(|| anyhow!("detector {n} missing")))
+        .map(|n| {
+            jrace_analyzer::make_detector_with(n, opts)
+                .ok_or_else(|| anyhow!("detector {n} missing"))
+        })
         .collect::<Result<Vec<_>>>()?;
     // Witnesses need the whole trace in memory; otherwise the trace is streamed twice.
     let trace = if witness {
@@ -327,7 +366,8 @@ fn analyze_source(
 fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let names = detector_names(&args.detectors)?;
     let path = args.trace.clone();
-    let rep = analyze_source(&args.trace, &|| open(&path), &names, args.witness)?;
+    let opts = args.solver.options()?;
+    let rep = analyze_source(&args.trace, &|| open(&path), &names, args.witness, &opts)?;
     emit(&rep, args.format, args.output.as_deref())?;
     Ok(if args.fail_on_race && !rep.races.is_empty() {
         ExitCode::from(1)
@@ -338,6 +378,7 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 
 fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let names = detector_names(&args.detectors)?;
+    let opts = args.solver.options()?;
     let (dir, status) = record::record(&args.record, &args.command)?;
     if !status.success() {
         eprintln!(
@@ -346,7 +387,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         );
     }
     let d2 = dir.clone();
-    let rep = analyze_source(&dir, &|| open(&d2), &names, args.witness)?;
+    let rep = analyze_source(&dir, &|| open(&d2), &names, args.witness, &opts)?;
     emit(&rep, args.format, args.report.as_deref())?;
     eprintln!("jrace: trace in {}", dir.display());
     Ok(if args.fail_on_race && !rep.races.is_empty() {
@@ -359,7 +400,13 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
 fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
     let names = detector_names(&args.detectors)?;
     let path = args.trace.clone();
-    let rep = analyze_source(&args.trace, &|| open(&path), &names, true)?;
+    let rep = analyze_source(
+        &args.trace,
+        &|| open(&path),
+        &names,
+        true,
+        &Default::default(),
+    )?;
     let Some(race) = rep.races.iter().find(|r| r.id == args.race) else {
         if rep.races.is_empty() {
             bail!(
@@ -564,7 +611,7 @@ fn demo() -> Result<ExitCode> {
             eprintln!("            trace: {}\n", trace.display());
             let names = detector_names(&["all".to_owned()])?;
             let t2 = trace.clone();
-            let rep = analyze_source(&trace, &|| open(&t2), &names, false)?;
+            let rep = analyze_source(&trace, &|| open(&t2), &names, false, &Default::default())?;
             emit(&rep, Format::Text, None)?;
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(ExitCode::SUCCESS);
@@ -585,7 +632,7 @@ fn demo() -> Result<ExitCode> {
     );
     let names = detector_names(&["all".to_owned()])?;
     let p2 = path.clone();
-    let rep = analyze_source(&path, &|| open(&p2), &names, false)?;
+    let rep = analyze_source(&path, &|| open(&p2), &names, false, &Default::default())?;
     emit(&rep, Format::Text, None)?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(ExitCode::SUCCESS)
