@@ -2,7 +2,11 @@
 //! `mcm` and `said` that is the same for both ([`run`]).
 
 use super::formula::{mcm_query, said_base, said_pair, Constraints};
-use super::solve::{Answer, Z3};
+use super::solve::{with_solver, Answer};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Ids of said's per-window base constraints (see [`with_solver`]).
+static NEXT_BASE: AtomicU64 = AtomicU64::new(1);
 use super::window::{Carry, Global, Window};
 use crate::detector::RaceSink;
 use crate::witness::{Checkpoint, Facts, Model};
@@ -188,6 +192,7 @@ fn solve_window(
         return;
     }
     let base: Option<Constraints> = (policy == Policy::Said).then(|| said_base(w));
+    let base_id = NEXT_BASE.fetch_add(1, Ordering::Relaxed);
     let mut round = 0usize;
     let mut open: Vec<bool> = vec![true; buckets.len()];
     loop {
@@ -205,49 +210,37 @@ fn solve_window(
         }
         round += 1;
         stats.queries += batch.len() as u64;
-        let threads = rayon::current_num_threads().max(1);
-        let chunk = match policy {
-            Policy::Said => batch.len().div_ceil(threads),
-            Policy::Mcm => batch.len().div_ceil(4 * threads),
-        }
-        .max(1);
+        let base_ref = base.as_ref().map(|b| (base_id, b));
         let answers: Vec<(usize, u32, u32, Answer, u64)> = batch
-            .par_chunks(chunk)
-            .flat_map_iter(|part| {
-                let mut z = Z3::new(opts.timeout_ms);
-                let mut members_all: Vec<u32> = Vec::new();
-                if let Some(b) = &base {
-                    z.assert_all(b);
-                    members_all = b.events.clone();
-                }
-                part.iter()
-                    .map(|&(bi, a, b)| {
-                        let (ans, size) = match policy {
-                            Policy::Mcm => match mcm_query(w, a, b) {
-                                None => (Answer::Unsat, 0),
-                                Some(q) => {
-                                    z.push();
-                                    z.assert_all(&q);
-                                    let ans = z.check(&q.events);
-                                    z.pop(&[]);
-                                    (ans, q.events.len() as u64)
-                                }
-                            },
-                            Policy::Said => {
-                                if w.prec(a, b) || w.prec(b, a) {
-                                    (Answer::Unsat, 0)
-                                } else {
-                                    z.push();
-                                    z.assert(&said_pair(w, a, b));
-                                    let ans = z.check(&members_all);
-                                    z.pop(&members_all);
-                                    (ans, members_all.len() as u64)
-                                }
-                            }
-                        };
-                        (bi, a, b, ans, size)
-                    })
-                    .collect::<Vec<_>>()
+            .par_iter()
+            .map(|&(bi, a, b)| {
+                let (ans, size) = match policy {
+                    Policy::Mcm => match mcm_query(w, a, b) {
+                        None => (Answer::Unsat, 0),
+                        Some(q) => with_solver(opts.timeout_ms, None, |z| {
+                            z.push();
+                            z.assert_all(&q);
+                            let ans = z.check(&q.events);
+                            z.pop(&[]);
+                            (ans, q.events.len() as u64)
+                        }),
+                    },
+                    Policy::Said => {
+                        if w.prec(a, b) || w.prec(b, a) {
+                            (Answer::Unsat, 0)
+                        } else {
+                            with_solver(opts.timeout_ms, base_ref, |z| {
+                                let members = &base_ref.unwrap().1.events;
+                                z.push();
+                                z.assert(&said_pair(w, a, b));
+                                let ans = z.check(members);
+                                z.pop(members);
+                                (ans, members.len() as u64)
+                            })
+                        }
+                    }
+                };
+                (bi, a, b, ans, size)
             })
             .collect();
         for (bi, a, b, ans, size) in answers {
@@ -331,7 +324,7 @@ fn schedule(
     // said's encoding has no branch events: each runs right after its predecessor.
     let mut next = vec![0u32; w.nt];
     let mut out = Vec::with_capacity(p.len() + 2);
-    let mut catch_up = |out: &mut Vec<usize>, k: u32| {
+    let catch_up = |next: &mut Vec<u32>, out: &mut Vec<usize>, k: u32| {
         let t = w.tix[k as usize] as usize;
         let p = w.pos[k as usize];
         while next[t] < p {
@@ -344,11 +337,26 @@ fn schedule(
         next[t] = next[t].max(p + 1);
     };
     for (_, k) in p {
-        catch_up(&mut out, k);
+        let e = w.ev(k);
+        if e.kind == jrace_trace::Kind::Join {
+            // The joined thread's trailing branches run before the join.
+            if let Some(th) = w.threads.iter().find(|th| w.ev(th[0]).thread == e.target) {
+                let last = *th.last().unwrap();
+                let tl = w.tix[last as usize] as usize;
+                if policy == Policy::Said
+                    && w.ev(last).kind == jrace_trace::Kind::Branch
+                    && next[tl] <= w.pos[last as usize]
+                {
+                    catch_up(&mut next, &mut out, last);
+                    out.push(w.global(last));
+                }
+            }
+        }
+        catch_up(&mut next, &mut out, k);
         out.push(w.global(k));
     }
-    catch_up(&mut out, a);
-    catch_up(&mut out, b);
+    catch_up(&mut next, &mut out, a);
+    catch_up(&mut next, &mut out, b);
     out.push(w.global(a.min(b)));
     out.push(w.global(a.max(b)));
     out

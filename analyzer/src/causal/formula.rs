@@ -489,8 +489,21 @@ pub fn said_base(w: &Window) -> Constraints {
             }
         }
     }
+    // Edges from or to a branch move to the nearest non-branch event on its side.
+    let step = |k: u32, dir: i64| -> u32 {
+        let t = w.tix[k as usize] as usize;
+        let mut p = w.pos[k as usize] as i64;
+        while p >= 0 && (p as usize) < w.threads[t].len() {
+            let e = w.threads[t][p as usize];
+            if w.ev(e).kind != Kind::Branch {
+                return e;
+            }
+            p += dir;
+        }
+        NONE
+    };
     for &(x, y) in &w.edges {
-        bld.edge(x, y);
+        bld.edge(step(x, -1), step(y, 1));
     }
     for regs in w.by_lock.values() {
         for (i, &r1) in regs.iter().enumerate() {

@@ -4,6 +4,7 @@
 
 use super::formula::{Constraints, Term, F};
 use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
 use z3::ast::{Bool, Int};
 use z3::{Params, SatResult, Solver};
 
@@ -30,14 +31,11 @@ pub struct Z3 {
 }
 
 impl Z3 {
-    /// A fresh solver; `timeout_ms` applies to every `check` (0: none).
+    /// A fresh solver; `timeout_ms` applies to every `check` (0: none). Creating one
+    /// costs about 10 ms: use [`with_solver`] to reuse the thread's solver.
     pub fn new(timeout_ms: u32) -> Z3 {
         let solver = Solver::new();
-        if timeout_ms > 0 {
-            let mut p = Params::new();
-            p.set_u32("timeout", timeout_ms);
-            solver.set_params(&p);
-        }
+        set_timeout(&solver, timeout_ms);
         Z3 {
             solver,
             ints: HashMap::default(),
@@ -150,4 +148,65 @@ impl Z3 {
             }
         }
     }
+}
+
+fn set_timeout(solver: &Solver, timeout_ms: u32) {
+    let mut p = Params::new();
+    p.set_u32(
+        "timeout",
+        if timeout_ms == 0 {
+            u32::MAX
+        } else {
+            timeout_ms
+        },
+    );
+    solver.set_params(&p);
+}
+
+struct Cached {
+    z: Z3,
+    /// Id of the base constraints asserted in the first scope (0: none).
+    base: u64,
+    timeout_ms: u32,
+}
+
+thread_local! {
+    static CACHED: RefCell<Option<Cached>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's solver (created once per thread: creating a z3 solver
+/// costs far more than a small query), with `base` asserted in its first scope: the
+/// constraints identified by `base.0` stay there for later calls with the same id, and
+/// are popped when another id comes. `f` must leave the scopes as it found them.
+pub fn with_solver<R>(
+    timeout_ms: u32,
+    base: Option<(u64, &Constraints)>,
+    f: impl FnOnce(&mut Z3) -> R,
+) -> R {
+    CACHED.with(|c| {
+        let mut c = c.borrow_mut();
+        let cached = c.get_or_insert_with(|| Cached {
+            z: Z3::new(timeout_ms),
+            base: 0,
+            timeout_ms,
+        });
+        if cached.timeout_ms != timeout_ms {
+            set_timeout(&cached.z.solver, timeout_ms);
+            cached.timeout_ms = timeout_ms;
+        }
+        let want = base.map_or(0, |b| b.0);
+        if cached.base != want {
+            if cached.base != 0 {
+                cached.z.pop(&[]);
+            }
+            if let Some((id, b)) = base {
+                cached.z.push();
+                cached.z.assert_all(b);
+                cached.base = id;
+            } else {
+                cached.base = 0;
+            }
+        }
+        f(&mut cached.z)
+    })
 }
