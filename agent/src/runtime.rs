@@ -1444,6 +1444,12 @@ fn class_model(name: &str) -> ClassModel {
     if name.starts_with("java.util.concurrent.atomic.") || name.starts_with("java.lang.invoke.VarHandle") {
         return ClassModel::Atomic;
     }
+    // The lock objects themselves are modelled (ReentrantLock, the read and write locks of
+    // a ReentrantReadWriteLock, conditions); the accessors of a ReentrantReadWriteLock
+    // (readLock(), writeLock(), getReadLockCount(), ...) synchronize nothing.
+    if name == "java.util.concurrent.locks.ReentrantReadWriteLock" {
+        return ClassModel::None;
+    }
     if name.starts_with("java.util.concurrent.") {
         return ClassModel::Concurrent;
     }
