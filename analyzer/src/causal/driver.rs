@@ -36,6 +36,12 @@ pub struct Options {
     pub max_scan: usize,
     /// Whether the recording carried branches (`None`: a trace with a `br` does).
     pub branches: Option<bool>,
+    /// Overlapping windows (a new window every N/2 events); without, windows are
+    /// disjoint and pairs straddling a border are never checked (for tests).
+    pub overlap: bool,
+    /// Testing hook: answer `unknown` without solving for every k-th query (0: never),
+    /// as a timeout would.
+    pub inject_unknown_every: u64,
 }
 
 impl Default for Options {
@@ -46,6 +52,8 @@ impl Default for Options {
             max_pairs_per_signature: 8,
             max_scan: 256,
             branches: None,
+            overlap: true,
+            inject_unknown_every: 0,
         }
     }
 }
@@ -85,7 +93,11 @@ pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSin
     let mut cp = facts.checkpoint(model, 0);
     let mut carry = Carry::default();
     let size = opts.window.max(2);
-    let step = (size / 2).max(1);
+    let step = if opts.overlap {
+        (size / 2).max(1)
+    } else {
+        size
+    };
     let mut unknown: HashSet<Key> = HashSet::default();
     let (mut start, mut prev_end) = (0usize, 0usize);
     loop {
@@ -209,11 +221,17 @@ fn solve_window(
             break;
         }
         round += 1;
+        let first_query = stats.queries;
         stats.queries += batch.len() as u64;
         let base_ref = base.as_ref().map(|b| (base_id, b));
         let answers: Vec<(usize, u32, u32, Answer, u64)> = batch
             .par_iter()
-            .map(|&(bi, a, b)| {
+            .enumerate()
+            .map(|(qi, &(bi, a, b))| {
+                let every = opts.inject_unknown_every;
+                if every > 0 && (first_query + qi as u64 + 1) % every == 0 {
+                    return (bi, a, b, Answer::Unknown, 0);
+                }
                 let (ans, size) = match policy {
                     Policy::Mcm => match mcm_query(w, a, b) {
                         None => (Answer::Unsat, 0),

@@ -1,0 +1,228 @@
+//! `mcm` and `said` beyond the vectors' expectations (which tests/vectors.rs checks):
+//! where they beat the other detectors, their witnesses, windows, unknowns and options.
+
+use jrace_analyzer::causal::{self, Options, Policy};
+use jrace_analyzer::engine;
+use jrace_analyzer::testing::{run_detector, sig_string, vector_files, MemSource};
+use jrace_analyzer::witness::{witness_analysis, Facts, Method, Model, Rule};
+use jrace_analyzer::{make_detector_with, DetectorOptions, RaceSink};
+use jrace_trace::Trace;
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+fn parse(text: &str) -> Trace {
+    jrace_trace::std_format::parse_str(text, "t.std").unwrap()
+}
+
+fn vector(name: &str) -> Trace {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/vectors")
+        .join(name);
+    parse(&std::fs::read_to_string(p).unwrap())
+}
+
+fn sigs(trace: &Trace, sink: &RaceSink) -> BTreeSet<String> {
+    let sym = &trace.symbols;
+    sink.pairs()
+        .iter()
+        .map(|p| {
+            sig_string(
+                sym.static_name(p.var),
+                sym.loc_name(p.first_loc),
+                sym.loc_name(p.second_loc),
+            )
+        })
+        .collect()
+}
+
+fn set(v: &[&str]) -> BTreeSet<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// DESIGN §3's example (RVPredict Fig. 4): only the maximal detector finds (3,10); a
+/// weaker detector in mcm's place fails here.
+#[test]
+fn design_example_only_mcm() {
+    let t = vector("v1.std");
+    assert_eq!(run_detector(&t, "mcm"), set(&["x:(10,3)"]));
+    for weaker in ["hb", "cp", "wcp", "shb", "m2", "said"] {
+        assert!(run_detector(&t, weaker).is_empty(), "{weaker}");
+    }
+    // Races mcm finds and every other detector misses, across the vectors.
+    let mut beyond = 0;
+    for f in vector_files() {
+        let t = parse(&std::fs::read_to_string(&f).unwrap());
+        let mut others = BTreeSet::new();
+        for d in ["hb", "cp", "wcp", "shb", "m2", "said"] {
+            others.extend(run_detector(&t, d));
+        }
+        beyond += run_detector(&t, "mcm").difference(&others).count();
+    }
+    assert!(
+        beyond >= 6,
+        "only {beyond} races beyond the other detectors"
+    );
+}
+
+/// Every mcm and said race of every vector carries its own schedule, which the report's
+/// witness step validates (cf for mcm, value for said); no race lacks a witness.
+#[test]
+fn vector_races_have_validated_witnesses() {
+    let mut from_detector = 0;
+    for f in vector_files() {
+        let t = parse(&std::fs::read_to_string(&f).unwrap());
+        let ds = ["mcm", "said"]
+            .iter()
+            .map(|n| make_detector_with(n, &DetectorOptions::default()).unwrap())
+            .collect();
+        let mut a = engine::run(&mut MemSource::new(&t), ds, &mut |_| {}).unwrap();
+        for run in &a.runs {
+            assert_eq!(run.outcome.unknown, Some(0), "{}", f.display());
+            assert_eq!(run.schedules.len(), run.pairs.len(), "{}", f.display());
+        }
+        let rw = witness_analysis(&t, &mut a);
+        assert!(rw.missing.is_empty(), "{}: {:?}", f.display(), rw.missing);
+        let facts = Facts::new(&t);
+        for (r, w) in a.races.iter().zip(&rw.witnesses) {
+            let w = w.as_ref().unwrap();
+            let (x, y) = (r.pair.first as usize, r.pair.second as usize);
+            facts
+                .validate_race_model(Model::Cf, x, y, &w.schedule)
+                .unwrap_or_else(|e| panic!("{}: race {}: {e}", f.display(), r.id));
+            if w.method == Method::Detector {
+                from_detector += 1;
+            }
+        }
+    }
+    assert!(from_detector >= 8, "only {from_detector}");
+}
+
+/// Notes §9.2: the witness the paper's literal Φ gives for V12 (F1,F11) is rejected at
+/// F6, a branch of a thread whose read of y changed; the notes' witnesses validate.
+#[test]
+fn literal_phi_witness_of_v12_is_rejected() {
+    let t = vector("v12.std");
+    let facts = Facts::new(&t);
+    let loc = |tok: &str| {
+        t.events
+            .iter()
+            .position(|e| t.symbols.loc_name(e.loc) == tok)
+            .unwrap()
+    };
+    let sched: Vec<usize> = ["F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F1", "F11"]
+        .iter()
+        .map(|s| loc(s))
+        .collect();
+    let err = facts
+        .validate_race_model(Model::Cf, loc("F1"), loc("F11"), &sched)
+        .unwrap_err();
+    assert_eq!((err.rule, err.step), (Rule::Cf, 4), "{err}");
+    // V1's witness from the notes (§4.1): 1, 6, 7, 8, 9, 2 · 3, 10 (8 reads y = 0).
+    let t = vector("v1.std");
+    let facts = Facts::new(&t);
+    let s: Vec<usize> = [1, 6, 7, 8, 9, 2, 3, 10].iter().map(|i| i - 1).collect();
+    facts.validate_race_model(Model::Cf, 2, 9, &s).unwrap();
+    let err = facts
+        .validate_race_model(Model::Value, 2, 9, &s)
+        .unwrap_err();
+    assert_eq!(err.rule, Rule::Val);
+    assert_eq!(facts.validate_race(2, 9, &s).unwrap_err().rule, Rule::Rf);
+}
+
+/// A trace whose only race spans a window border (notes §2.3): window 10, the pair at
+/// events 8 and 12. Overlapping windows find it; disjoint windows do not.
+#[test]
+fn cross_window_race_needs_overlap() {
+    let mut text = String::new();
+    for i in 1..=20 {
+        let line = match i {
+            8 => "t1|w(x,1)|8".to_owned(),
+            12 => "t2|r(x,1)|12".to_owned(),
+            _ if i % 2 == 1 => format!("t1|w(a{i},1)|{i}"),
+            _ => format!("t2|w(b{i},1)|{i}"),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.push_str("t2|br|21\n");
+    let t = parse(&text);
+    let run = |overlap: bool| {
+        let mut sink = RaceSink::new();
+        let opts = Options {
+            window: 10,
+            overlap,
+            ..Options::default()
+        };
+        causal::run(&t.events, Policy::Mcm, &opts, &mut sink);
+        sigs(&t, &sink)
+    };
+    assert_eq!(run(true), set(&["x:(12,8)"]));
+    assert!(run(false).is_empty());
+    // The same through the public options, and for said.
+    let opts = DetectorOptions {
+        window: Some(10),
+        solver_timeout: Some(Duration::from_secs(5)),
+    };
+    for d in ["mcm", "said"] {
+        let a = engine::run(
+            &mut MemSource::new(&t),
+            vec![make_detector_with(d, &opts).unwrap()],
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(a.races.len(), 1, "{d}");
+    }
+}
+
+/// A query answered `unknown` (as on a timeout) is never reported and is counted, per
+/// (variable, location pair); the races left are a subset.
+#[test]
+fn unknown_answers_are_counted_not_reported() {
+    for name in ["v5b.std", "v9b.std", "v10.std", "rvpredict4.std"] {
+        let t = vector(name);
+        for policy in [Policy::Mcm, Policy::Said] {
+            let mut full = RaceSink::new();
+            let st = causal::run(&t.events, policy, &Options::default(), &mut full);
+            assert_eq!(st.unknown, 0);
+            for every in [1, 2] {
+                let mut sink = RaceSink::new();
+                let opts = Options {
+                    inject_unknown_every: every,
+                    ..Options::default()
+                };
+                let s = causal::run(&t.events, policy, &opts, &mut sink);
+                let got = sigs(&t, &sink);
+                assert!(got.is_subset(&sigs(&t, &full)), "{name} {policy:?}");
+                if every == 1 {
+                    assert!(got.is_empty());
+                    assert!(
+                        s.unknown as usize >= sigs(&t, &full).len(),
+                        "{name} {policy:?}"
+                    );
+                    assert!(s.unknown > 0, "{name} {policy:?}");
+                }
+            }
+        }
+    }
+    // Through the detector's outcome.
+    let t = vector("v9b.std");
+    let d = make_detector_with("mcm", &DetectorOptions::default()).unwrap();
+    let a = engine::run(&mut MemSource::new(&t), vec![d], &mut |_| {}).unwrap();
+    assert_eq!(a.runs[0].outcome.unknown, Some(0));
+}
+
+/// V6a and V6c differ in one trailing `br` only (notes §9.5): branch-complete mode finds
+/// (6,11), conservative mode nothing; forcing conservative mode on V6a agrees.
+#[test]
+fn mode_switch() {
+    assert_eq!(run_detector(&vector("v6a.std"), "mcm"), set(&["y:(11,6)"]));
+    assert!(run_detector(&vector("v6c.std"), "mcm").is_empty());
+    let t = vector("v6a.std");
+    let mut sink = RaceSink::new();
+    let opts = Options {
+        branches: Some(false),
+        ..Options::default()
+    };
+    causal::run(&t.events, Policy::Mcm, &opts, &mut sink);
+    assert!(sink.is_empty());
+}
