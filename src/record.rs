@@ -106,6 +106,9 @@ pub fn record(o: &RecordOptions, command: &[String]) -> Result<(PathBuf, ExitSta
     let Some((prog, args)) = command.split_first() else {
         bail!("no command to record: expected `-- java [JVM options] MAIN [args]`");
     };
+    if o.barrier_pairs {
+        bail!("--barrier-pairs (BarrierPairs for excluded code, for rdit) is not implemented yet");
+    }
     let dir = o.output.clone().unwrap_or_else(default_dir);
     if dir.join("meta.jrl").exists() {
         bail!("{} already holds a trace; choose another -o DIR", dir.display());

@@ -65,6 +65,12 @@ impl AgentOptions {
             }
         }
         o.out = out.ok_or("missing option out=DIR (where to write the trace)")?;
+        if o.barrier {
+            return Err("option barrier=1 (BarrierPairs for excluded code) is not implemented yet".into());
+        }
+        if o.tree {
+            return Err("option tree=1 (the TREE filter) is not implemented yet".into());
+        }
         Ok(o)
     }
 
