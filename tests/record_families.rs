@@ -30,16 +30,7 @@ use truth::Truth;
 /// `UNLISTED: VARIABLE LOC LOC`, `OUTPUT`, `VERIFY`, `RECORD` or `ANALYZE`. A listed check
 /// that fails is printed and tolerated; a listed check that passes fails the test, so that
 /// the entry is removed once the recorder is fixed.
-const KNOWN_RECORDER_GAPS: &[(&str, &str)] = &[
-    // `rw.readLock()` / `rw.writeLock()` (plain accessors of ReentrantReadWriteLock) are
-    // recorded as atomic read-modify-writes of the ReentrantReadWriteLock (`$sync`), like
-    // every other java.util.concurrent call: the `readLock()` call worker A makes to unlock
-    // orders its write before worker B's `readLock()` call to lock, hiding the race.
-    (
-        "JucLocks",
-        "RACE: families.JucLocks.sloppy @sloppyA @sloppyB",
-    ),
-];
+const KNOWN_RECORDER_GAPS: &[(&str, &str)] = &[];
 
 /// The detectors run on every program: all sound for their first race per variable.
 const DETECTORS: &str = "hb,shb,wcp,cp,m2";
@@ -376,6 +367,11 @@ families! {
     family_reentrancy => "Reentrancy",
     family_exceptions => "Exceptions",
     family_util_collections => "UtilCollections",
+    family_conditions => "Conditions",
+    family_blocking_queue_handoff => "QueueHandoff",
+    family_barrier_and_semaphore => "Barriers",
+    family_object_identity => "Identity",
+    family_var_handles => "VarHandles",
 }
 
 #[test]
