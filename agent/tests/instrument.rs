@@ -1078,3 +1078,63 @@ public class H {
     assert_eq!(o, "5 1\n", "1 + 4 entries, one exception leaving thrower");
     let _ = std::fs::remove_dir_all(&c.dir);
 }
+
+/// Corrupted real classes (byte flips, truncations, insertions): `instrument` and
+/// `class_info` give a result or an error, never a panic, and whatever `instrument` returns
+/// parses.
+#[test]
+fn corrupted_classes_never_panic() {
+    let dir = match common::jdk_classes() {
+        Ok(d) => d,
+        Err(why) => {
+            println!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let files = common::class_files(&dir.join("java.base"));
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut changed, mut errors, mut total) = (0, 0, 0);
+    let mut sites = SiteList::default();
+    for f in files.iter().step_by(files.len() / 300 + 1) {
+        let orig = std::fs::read(f).unwrap();
+        for round in 0..30 {
+            let mut b = orig.clone();
+            match round % 6 {
+                0 => b.truncate(rnd() as usize % b.len()),
+                1 => {
+                    let i = rnd() as usize % b.len();
+                    b.insert(i, rnd() as u8)
+                }
+                2 => {
+                    // In the second half, where the code usually is.
+                    let i = b.len() / 2 + rnd() as usize % (b.len() / 2);
+                    b[i] = rnd() as u8;
+                }
+                _ => {
+                    for _ in 0..1 + rnd() % 4 {
+                        let i = rnd() as usize % b.len();
+                        b[i] ^= 1 << (rnd() % 8);
+                    }
+                }
+            }
+            let _ = class_info(&b);
+            let o = instrument(&b, &Options::default(), &mut sites);
+            total += 1;
+            if o.error.is_some() {
+                errors += 1;
+            }
+            if let Some(out) = o.bytes {
+                ClassFile::parse(&out).expect("instrumented output parses");
+                changed += 1;
+            }
+        }
+    }
+    println!("{total} corrupted classes: {changed} instrumented, {errors} rejected");
+    assert!(errors > 0 && changed > 0);
+}

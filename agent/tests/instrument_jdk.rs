@@ -377,3 +377,52 @@ fn instrumented_debian_jars_verify() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The instrumenter's speed on java.base, classes in memory (no file I/O), best of three
+/// runs: `cargo test --release -p jrace-agent --test instrument_jdk -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_instrument_java_base() {
+    let jdk = match common::jdk_classes() {
+        Ok(d) => d,
+        Err(why) => {
+            println!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let classes: Vec<Vec<u8>> = common::class_files(&jdk.join("java.base"))
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .collect();
+    let bytes: usize = classes.iter().map(Vec::len).sum();
+    for opts in [
+        Options::default(),
+        Options {
+            branches: false,
+            tasks: true,
+            calls: true,
+        },
+    ] {
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            let mut sites = SiteList::default();
+            let t = Instant::now();
+            for c in &classes {
+                std::hint::black_box(instrument(c, &opts, &mut sites));
+            }
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let t = Instant::now();
+        for c in &classes {
+            std::hint::black_box(jrace_agent::instrument::class_info(c));
+        }
+        let ci = t.elapsed().as_secs_f64();
+        println!(
+            "{opts:?}: {} classes in {best:.3}s = {:.0} classes/s, {:.1} MB/s; class_info {:.1} µs/class",
+            classes.len(),
+            classes.len() as f64 / best,
+            bytes as f64 / 1e6 / best,
+            ci * 1e6 / classes.len() as f64
+        );
+    }
+}

@@ -277,6 +277,11 @@ impl ConstantPool {
 
 /// Decodes modified UTF-8 (JVMS §4.4.7); malformed bytes become U+FFFD.
 pub fn decode_modified_utf8(b: &[u8]) -> String {
+    // Nearly every name is ASCII, which modified UTF-8 encodes as itself (NUL aside, which
+    // it writes as C0 80).
+    if b.iter().all(|&x| (1..0x80).contains(&x)) {
+        return String::from_utf8(b.to_vec()).unwrap_or_default();
+    }
     let mut units: Vec<u16> = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {

@@ -131,7 +131,7 @@ pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -
     let mut ctx = Ctx {
         class_dotted: info.name.replace('/', "."),
         file: cf.source_file(),
-        hooks: HashMap::new(),
+        pool: Pool::default(),
     };
     let mut modified = false;
     for mi in 0..cf.methods.len() {
@@ -140,7 +140,7 @@ pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -
         }
         out.methods += 1;
         let cp_len = cf.constant_pool.entries.len();
-        let hooks = ctx.hooks.clone();
+        let pool = ctx.pool.clone();
         let e = match instrument_method(&mut cf, mi, opts, false, &mut ctx, sink) {
             Ok(changed) => {
                 modified |= changed;
@@ -149,7 +149,7 @@ pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -
             Err(e) => e,
         };
         cf.constant_pool.entries.truncate(cp_len);
-        ctx.hooks = hooks.clone();
+        ctx.pool = pool.clone();
         let m = &cf.methods[mi];
         let what = format!("{}{}", cf.method_name(m), cf.method_descriptor(m));
         // Second try with the synchronization hooks only.
@@ -162,7 +162,7 @@ pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -
             }
             Err(e2) => {
                 cf.constant_pool.entries.truncate(cp_len);
-                ctx.hooks = hooks;
+                ctx.pool = pool;
                 out.failed_methods += 1;
                 out.failures.push(format!("{what}: {e2} (in full: {e})"));
             }
@@ -206,8 +206,18 @@ fn info_of(cf: &ClassFile) -> Option<ClassInfo> {
 struct Ctx {
     class_dotted: String,
     file: Option<String>,
-    /// Methodref index of each hook of R already added to this class's constant pool.
+    pool: Pool,
+}
+
+/// Constant-pool entries added for the hooks so far (restored with the pool when a
+/// method's rewrite is undone).
+#[derive(Clone, Default)]
+struct Pool {
+    /// Methodref index of each hook of R.
     hooks: HashMap<&'static str, u16>,
+    r_class: Option<u16>,
+    /// Utf8 index of each hook descriptor.
+    descs: HashMap<&'static str, u16>,
 }
 
 /// The hook descriptors of R.
@@ -257,7 +267,10 @@ enum Shape {
 
 impl Shape {
     fn of_desc(d: &str) -> Option<Shape> {
-        Some(match d.as_bytes().first()? {
+        Self::of_first(*d.as_bytes().first()?)
+    }
+    fn of_first(c: u8) -> Option<Shape> {
+        Some(match c {
             b'Z' | b'B' | b'C' | b'S' | b'I' => Shape::I,
             b'J' => Shape::J,
             b'F' => Shape::F,
@@ -332,6 +345,7 @@ fn ldc(index: u16) -> Insn {
 
 /// Parameter shapes of a method descriptor, in order.
 fn params(desc: &str) -> Option<(Vec<Shape>, Option<Shape>)> {
+    // Bytes, not chars: a malformed descriptor may put a multi-byte character anywhere.
     let b = desc.as_bytes();
     if b.first() != Some(&b'(') {
         return None;
@@ -344,18 +358,18 @@ fn params(desc: &str) -> Option<(Vec<Shape>, Option<Shape>)> {
             k += 1;
         }
         if b[k] == b'L' {
-            k += desc[k..].find(';')?;
+            k += b[k..].iter().position(|&c| c == b';')?;
         }
         k += 1;
-        v.push(Shape::of_desc(&desc[s..k])?);
+        v.push(Shape::of_first(*b.get(s)?)?);
     }
-    let ret = &desc[k + 1..];
+    let ret = b.get(k + 1..)?;
     Some((
         v,
-        if ret == "V" {
+        if ret == b"V" {
             None
         } else {
-            Shape::of_desc(ret)
+            Shape::of_first(*ret.first()?)
         },
     ))
 }
@@ -406,15 +420,42 @@ impl MethodCx<'_> {
     }
 
     fn call(&mut self, hook: &'static str) -> Result<Insn, String> {
-        let idx = match self.ctx.hooks.get(hook) {
+        let idx = match self.ctx.pool.hooks.get(hook) {
             Some(i) => *i,
             None => {
-                let i = self
-                    .cf
-                    .constant_pool
-                    .add_methodref(R, hook, hook_desc(hook))
-                    .map_err(|e| e.to_string())?;
-                self.ctx.hooks.insert(hook, i);
+                // Appended without searching the pool for equal entries (which costs a scan
+                // of the whole pool per entry): a duplicate Utf8 or NameAndType is legal.
+                let cp = &mut self.cf.constant_pool.entries;
+                let pool = &mut self.ctx.pool;
+                let mut push = |c: Constant| -> Result<u16, String> {
+                    if cp.len() >= 65535 {
+                        return Err("room in the constant pool for the hooks".into());
+                    }
+                    cp.push(c);
+                    Ok((cp.len() - 1) as u16)
+                };
+                let class = match pool.r_class {
+                    Some(c) => c,
+                    None => {
+                        let n = push(Constant::Utf8(R.as_bytes().to_vec()))?;
+                        let c = push(Constant::Class(n))?;
+                        pool.r_class = Some(c);
+                        c
+                    }
+                };
+                let d = hook_desc(hook);
+                let desc = match pool.descs.get(d) {
+                    Some(i) => *i,
+                    None => {
+                        let i = push(Constant::Utf8(d.as_bytes().to_vec()))?;
+                        pool.descs.insert(d, i);
+                        i
+                    }
+                };
+                let name = push(Constant::Utf8(hook.as_bytes().to_vec()))?;
+                let nt = push(Constant::NameAndType(name, desc))?;
+                let i = push(Constant::Methodref(class, nt))?;
+                pool.hooks.insert(hook, i);
                 i
             }
         };
@@ -837,7 +878,34 @@ fn modelled(cf: &ClassFile, ins: &Insn) -> Option<(MemberRef, Vec<Shape>)> {
         (op::INVOKEINTERFACE, Arg::InvokeInterface { index, .. }) => *index,
         _ => return None,
     };
-    let (owner, name, desc) = cf.constant_pool.member_ref(idx)?;
+    // Most calls are not modelled: ask without allocating when the names are ASCII (whose
+    // modified UTF-8 is plain UTF-8).
+    let cp = &cf.constant_pool;
+    let (c, nt) = match cp.get(idx)? {
+        Constant::Methodref(c, nt) | Constant::InterfaceMethodref(c, nt) => (*c, *nt),
+        _ => return None,
+    };
+    let owner_raw = match cp.get(c)? {
+        Constant::Class(n) => cp.utf8_bytes(*n)?,
+        _ => return None,
+    };
+    let (name_raw, desc_raw) = match cp.get(nt)? {
+        Constant::NameAndType(n, d) => (cp.utf8_bytes(*n)?, cp.utf8_bytes(*d)?),
+        _ => return None,
+    };
+    fn ascii(b: &[u8]) -> Option<&str> {
+        if b.iter().all(|&x| (1..0x80).contains(&x)) {
+            std::str::from_utf8(b).ok()
+        } else {
+            None
+        }
+    }
+    if let (Some(o), Some(n), Some(d)) = (ascii(owner_raw), ascii(name_raw), ascii(desc_raw)) {
+        if !modelled_call(o, n, d) {
+            return None;
+        }
+    }
+    let (owner, name, desc) = cp.member_ref(idx)?;
     if !modelled_call(&owner, &name, &desc) {
         return None;
     }
