@@ -101,6 +101,11 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
             "the JVM refused the capabilities jrace needs (object tags, class hooks)".into(),
         );
     }
+    // Optional: source files and line numbers of stack frames.
+    let mut lines: jvmtiCapabilities = std::mem::zeroed();
+    lines.set_can_get_source_file_name(1);
+    lines.set_can_get_line_numbers(1);
+    let _ = jvmti!(jv, AddCapabilities, &lines);
     let mut gc: jvmtiCapabilities = std::mem::zeroed();
     gc.set_can_generate_garbage_collection_events(1);
     let gc_events = jvmti!(jv, AddCapabilities, &gc) == 0;

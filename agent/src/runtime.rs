@@ -31,7 +31,7 @@
 
 use crate::jvmti::*;
 use crate::options::AgentOptions;
-use crate::sites::{ClassInfo, Site, SiteKind};
+use crate::sites::{ClassInfo, Location, Site, SiteKind};
 use crate::{jni, jvmti};
 use jrace_trace::binlog::{Table, ThreadLog, TraceWriter};
 use jrace_trace::model::{Event, Kind, LocDetail};
@@ -59,6 +59,8 @@ pub struct SiteEntry {
     pub site: Site,
     pub loc: u32,
     resolved: OnceLock<Resolved>,
+    /// Bit t: thread t (< 64) has recorded this site's call stack.
+    stack_seen: AtomicU64,
 }
 
 /// What a site records, decided at its first execution (when the classes it names are
@@ -321,6 +323,8 @@ pub struct Agent {
     next_ids: AtomicU64,
     rmw: [Mutex<()>; RMW_STRIPES],
     pub stopped: AtomicBool,
+    /// Stack frame (method, bci) -> location id.
+    frames: Mutex<FxHashMap<(usize, i64), u32>>,
     /// Bytes of all logs, as last reported by their threads (for `max_mb`).
     bytes: AtomicU64,
     java: OnceLock<Java>,
@@ -389,6 +393,7 @@ impl Agent {
             next_ids: AtomicU64::new(1),
             rmw: std::array::from_fn(|_| Mutex::new(())),
             stopped: AtomicBool::new(false),
+            frames: Mutex::new(FxHashMap::default()),
             bytes: AtomicU64::new(0),
             java: OnceLock::new(),
             address_cache: AtomicBool::new(false),
@@ -412,38 +417,43 @@ impl Agent {
 
     /// Registers a site: interns its location (writing the record) and returns its id.
     pub fn add_site(&self, site: Site) -> i32 {
-        let loc = {
-            let l = &site.loc;
-            let token = match (&l.file, l.line) {
-                (Some(f), Some(n)) => format!("{f}:{n}"),
-                _ => format!("{}.{}@{}", l.class, l.method, l.bci),
-            };
+        let loc = self.intern_loc(site.loc.clone());
+        if let SiteKind::ClassInit = site.kind {
             let mut n = lock(&self.names);
-            let len = n.locs.len() as u32;
-            let id = *n.locs.entry(token.clone()).or_insert(len);
-            if id == len {
-                let detail = LocDetail {
-                    class: l.class.clone(),
-                    method: l.method.clone(),
-                    file: l.file.clone(),
-                    line: l.line,
-                    bci: Some(l.bci),
-                };
-                self.io(self.writer.loc(id, &token, Some(&detail)));
-            }
-            if let SiteKind::ClassInit = site.kind {
-                let m = intern_static(self, &mut n, &format!("{}.<clinit>", l.class));
-                n.clinit_classes.insert(m);
-            }
-            id
-        };
+            let m = intern_static(self, &mut n, &format!("{}.<clinit>", site.loc.class));
+            n.clinit_classes.insert(m);
+        }
         self.sites
             .push(SiteEntry {
                 site,
                 loc,
                 resolved: OnceLock::new(),
+                stack_seen: AtomicU64::new(0),
             })
             .unwrap_or(-1)
+    }
+
+    /// Interns a location by its display token (`File.java:LINE`, else
+    /// `Class.method@BCI`), writing its record with the details of its first use.
+    pub fn intern_loc(&self, l: Location) -> u32 {
+        let token = match (&l.file, l.line) {
+            (Some(f), Some(n)) => format!("{f}:{n}"),
+            _ => format!("{}.{}@{}", l.class, l.method, l.bci),
+        };
+        let mut n = lock(&self.names);
+        let len = n.locs.len() as u32;
+        let id = *n.locs.entry(token.clone()).or_insert(len);
+        if id == len {
+            let detail = LocDetail {
+                class: l.class,
+                method: l.method,
+                file: l.file,
+                line: l.line,
+                bci: Some(l.bci),
+            };
+            self.io(self.writer.loc(id, &token, Some(&detail)));
+        }
+        id
     }
 
     fn io(&self, r: std::io::Result<()>) {
@@ -608,6 +618,8 @@ pub struct ThreadState {
     until_size_check: u32,
     bytes_counted: u64,
     fixed: Vec<(&'static str, u32)>,
+    /// Sites whose stack this thread recorded (threads with ids >= 64; see `stack_seen`).
+    stacks_seen: FxHashSet<i32>,
 }
 
 /// Everything a hook needs from thread-local storage, in one place (one TLS lookup; in a
@@ -725,6 +737,7 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         until_size_check: SIZE_CHECK_EVERY,
         bytes_counted: 0,
         fixed: Vec::new(),
+        stacks_seen: FxHashSet::default(),
     };
     let mut cx = Cx { a, env, t: &mut t };
     cx.emit(Kind::Begin, 0, 0, None, true);
@@ -1021,7 +1034,128 @@ impl Cx<'_> {
             (false, true) => Kind::VRead,
             (true, true) => Kind::VWrite,
         };
+        if !volatile {
+            self.stack_once(e, site);
+        }
         self.emit(kind, v, e.loc, Some(value), volatile);
+    }
+
+    /// Records, once per thread and site, the call stack with which the thread runs it.
+    #[inline]
+    fn stack_once(&mut self, e: &SiteEntry, site: i32) {
+        let tid = self.t.tid;
+        if tid < 64 {
+            let bit = 1u64 << tid;
+            if e.stack_seen.load(Ordering::Relaxed) & bit != 0 {
+                return;
+            }
+            e.stack_seen.fetch_or(bit, Ordering::Relaxed);
+        } else if !self.t.stacks_seen.insert(site) {
+            return;
+        }
+        // SAFETY: called from a hook on this thread.
+        unsafe { self.record_stack(e.loc) };
+    }
+
+    /// The current thread's top frames (below the hook), as locations.
+    unsafe fn record_stack(&mut self, loc: u32) {
+        const MAX: usize = 12;
+        let jv = self.a.jvmti;
+        let mut frames: [jvmtiFrameInfo; MAX] = std::mem::zeroed();
+        let mut count: jint = 0;
+        if jvmti!(
+            jv,
+            GetStackTrace,
+            std::ptr::null_mut(),
+            0,
+            MAX as jint,
+            frames.as_mut_ptr(),
+            &mut count
+        ) != 0
+        {
+            return;
+        }
+        let mut out = Vec::new();
+        for f in &frames[..count.max(0) as usize] {
+            match self.frame_loc(f.method, f.location) {
+                Some(l) => out.push(l),
+                None => continue,
+            }
+        }
+        if !out.is_empty() {
+            self.a.io(self.a.writer.stack(self.t.tid, loc, &out));
+        }
+    }
+
+    /// A frame's location (interned, with class and method); `None` for the recorder's own
+    /// frames.
+    unsafe fn frame_loc(&mut self, method: jmethodID, bci: jlocation) -> Option<u32> {
+        let key = (method as usize, bci);
+        if let Some(&l) = lock(&self.a.frames).get(&key) {
+            return (l != u32::MAX).then_some(l);
+        }
+        let jv = self.a.jvmti;
+        let mut class: jclass = std::ptr::null_mut();
+        if jvmti!(jv, GetMethodDeclaringClass, method, &mut class) != 0 {
+            return None;
+        }
+        let take = |p: *mut c_char| -> Option<String> {
+            if p.is_null() {
+                return None;
+            }
+            let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+            jvmti!(jv, Deallocate, p as *mut u8);
+            Some(s)
+        };
+        let mut sig: *mut c_char = std::ptr::null_mut();
+        jvmti!(jv, GetClassSignature, class, &mut sig, std::ptr::null_mut());
+        let class_name = take(sig).map(|s| signature_to_name(&s)).unwrap_or_default();
+        // The recorder's own frames, and the forwarding frames of lambdas (hidden classes
+        // without source), say nothing about the program.
+        if class_name.starts_with("jrace.rt.") || class_name.contains("$$Lambda") {
+            lock(&self.a.frames).insert(key, u32::MAX);
+            return None;
+        }
+        let mut name: *mut c_char = std::ptr::null_mut();
+        jvmti!(
+            jv,
+            GetMethodName,
+            method,
+            &mut name,
+            std::ptr::null_mut(),
+            std::ptr::null_mut()
+        );
+        let method_name = take(name).unwrap_or_default();
+        let mut file: *mut c_char = std::ptr::null_mut();
+        let file = if jvmti!(jv, GetSourceFileName, class, &mut file) == 0 {
+            take(file)
+        } else {
+            None
+        };
+        let mut n: jint = 0;
+        let mut table: *mut jvmtiLineNumberEntry = std::ptr::null_mut();
+        let mut line = None;
+        if jvmti!(jv, GetLineNumberTable, method, &mut n, &mut table) == 0 && !table.is_null() {
+            let entries = std::slice::from_raw_parts(table, n.max(0) as usize);
+            line = entries
+                .iter()
+                .filter(|e| e.start_location <= bci)
+                .max_by_key(|e| e.start_location)
+                .map(|e| e.line_number as u32);
+            jvmti!(jv, Deallocate, table as *mut u8);
+        }
+        if !self.env.is_null() {
+            jni!(self.env, DeleteLocalRef, class);
+        }
+        let l = self.a.intern_loc(Location {
+            class: class_name,
+            method: method_name,
+            file,
+            line,
+            bci: bci.max(0) as u32,
+        });
+        lock(&self.a.frames).insert(key, l);
+        Some(l)
     }
 
     fn static_field(&mut self, write: bool, site: i32, value: i64) {
@@ -1055,6 +1189,9 @@ impl Cx<'_> {
             (false, true) => Kind::VRead,
             (true, true) => Kind::VWrite,
         };
+        if !volatile {
+            self.stack_once(e, site);
+        }
         self.emit(kind, v, e.loc, Some(value), volatile);
     }
 
@@ -1071,6 +1208,7 @@ impl Cx<'_> {
             format!("{obj}[{idx}]")
         });
         let kind = if write { Kind::Write } else { Kind::Read };
+        self.stack_once(e, site);
         self.emit(kind, v, e.loc, Some(value), false);
     }
 

@@ -149,7 +149,20 @@ fn access(sym: &Symbols, idx: u64, f: &EventFacts) -> AccessReport {
             .iter()
             .map(|&l| sym.lock_name(l).to_owned())
             .collect(),
-        stack: Vec::new(),
+        stack: sym
+            .stacks
+            .get(&(e.thread, e.loc))
+            .map(|frames| frames.iter().map(|&l| frame_name(sym, l)).collect())
+            .unwrap_or_default(),
+    }
+}
+
+/// A stack frame as Java prints one: `pkg.Class.method(File.java:17)`.
+fn frame_name(sym: &Symbols, loc: u32) -> String {
+    let token = sym.loc_name(loc);
+    match sym.loc_detail.get(loc as usize).and_then(|d| d.as_ref()) {
+        Some(d) if d.file.is_some() => format!("{}.{}({token})", d.class, d.method),
+        _ => token.to_owned(),
     }
 }
 
@@ -259,8 +272,13 @@ pub fn to_text(r: &Report) -> String {
                 a.locks.join(", ")
             };
             let _ = writeln!(s, "      locks held: {locks}");
-            for f in &a.stack {
+            // The top frames; the JSON report has every recorded frame.
+            const SHOWN: usize = 6;
+            for f in a.stack.iter().take(SHOWN) {
                 let _ = writeln!(s, "        at {f}");
+            }
+            if a.stack.len() > SHOWN {
+                let _ = writeln!(s, "        ... {} more", a.stack.len() - SHOWN);
             }
         }
         let _ = writeln!(s, "  found by: {}", race.detectors.join(", "));

@@ -268,6 +268,9 @@ pub struct Symbols {
     pub methods: Interner,
     pub objects: Interner,
     pub objsets: Vec<ObjSet>,
+    /// Call stacks recorded by the agent: (thread, location of an access) -> the frames
+    /// (as locations, innermost first) the first time that thread ran that access.
+    pub stacks: HashMap<(ThreadId, LocId), Vec<LocId>>,
 }
 
 impl Symbols {

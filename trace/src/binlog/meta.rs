@@ -15,6 +15,7 @@ pub const M_METHOD: u8 = 6;
 pub const M_OBJECT: u8 = 7;
 pub const M_OBJSET: u8 = 8;
 pub const M_KV: u8 = 9;
+pub const M_STACK: u8 = 10;
 
 const D_DETAIL: u8 = 1;
 const D_FILE: u8 = 2;
@@ -81,6 +82,18 @@ pub fn kv_record(out: &mut Vec<u8>, key: &str, value: &str) {
     push_str(out, value);
 }
 
+/// The call stack (innermost frame first, as locations) with which `thread` first ran
+/// the access at location `loc`.
+pub fn stack_record(out: &mut Vec<u8>, thread: u32, loc: u32, frames: &[u32]) {
+    out.push(M_STACK);
+    push_uvarint(out, thread as u64);
+    push_uvarint(out, loc as u64);
+    push_uvarint(out, frames.len() as u64);
+    for &f in frames {
+        push_uvarint(out, f as u64);
+    }
+}
+
 /// Ids are dense: refuse absurd ones before growing a table to them.
 const MAX_ID: u32 = 1 << 28;
 
@@ -95,6 +108,7 @@ pub struct MetaTables {
     methods: Vec<Option<String>>,
     objects: Vec<Option<String>>,
     objsets: Vec<Option<ObjSet>>,
+    stacks: Vec<((u32, u32), Vec<u32>)>,
     pub kv: BTreeMap<String, String>,
 }
 
@@ -195,6 +209,20 @@ impl MetaTables {
                 };
                 put(&mut self.objsets, id, set)
             }
+            M_STACK => {
+                let thread = c.u32("a thread id")?;
+                let loc = c.u32("a location id")?;
+                let n = c.uvarint("a frame count")?;
+                if n > (c.data.len() - c.pos) as u64 {
+                    return Err(format!("expected {n} frames, found the end of the chunk"));
+                }
+                let mut frames = Vec::with_capacity(n as usize);
+                for _ in 0..n {
+                    frames.push(c.u32("a frame location id")?);
+                }
+                self.stacks.push(((thread, loc), frames));
+                Ok(())
+            }
             M_KV => {
                 let k = c.str("a key")?;
                 let v = c.str("a value")?;
@@ -202,7 +230,7 @@ impl MetaTables {
                 Ok(())
             }
             t => Err(format!(
-                "expected a metadata record tag 1..=9, found byte {t:#04x}"
+                "expected a metadata record tag 1..=10, found byte {t:#04x}"
             )),
         }
     }
@@ -272,6 +300,12 @@ impl MetaTables {
             objects.resize_with(max_obj, || None);
         }
         fill(&mut s.objects, &objects, "object");
+        // Frames naming locations that were never recorded are dropped.
+        let nlocs = s.locs.len() as u32;
+        for (key, frames) in self.stacks {
+            let frames: Vec<u32> = frames.into_iter().filter(|&f| f < nlocs).collect();
+            s.stacks.insert(key, frames);
+        }
         // An unnamed reachable set is taken as "every object", the sound choice.
         s.objsets = self
             .objsets

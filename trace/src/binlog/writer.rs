@@ -148,6 +148,12 @@ impl TraceWriter {
         self.record(|b| objset_record(b, id, set))
     }
 
+    /// Records the call stack (frames as locations, innermost first) with which `thread`
+    /// first ran the access at `loc`.
+    pub fn stack(&self, thread: ThreadId, loc: LocId, frames: &[LocId]) -> io::Result<()> {
+        self.record(|b| stack_record(b, thread, loc, frames))
+    }
+
     /// Records a key/value fact (`branches=1`, `cut=1`, `uninstrumented_classes=3`, ...).
     /// A later value for the same key replaces the earlier one.
     pub fn set_meta(&self, key: &str, value: &str) -> io::Result<()> {
