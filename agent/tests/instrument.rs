@@ -395,6 +395,7 @@ fn hooks_report_the_right_values_receivers_and_sites() {
 
     let fields = seq(&evs, ev, "fields");
     let want: Vec<String> = [
+        "srA java.io.PrintStream".into(), // System.err
         format!("wrI {b} 42"),
         format!("rdI 42 {b}"),
         format!("wrJ {b} 1099511627776"),
@@ -427,11 +428,20 @@ fn hooks_report_the_right_values_receivers_and_sites() {
         .map(|e| e.args[0].clone())
         .collect();
     assert_eq!(recv.len(), 1);
+    let hash = err
+        .lines()
+        .find_map(|l| l.strip_prefix("box "))
+        .expect("the box's identity hash on stderr");
+    assert_eq!(
+        recv.iter().next().unwrap(),
+        &format!("instr.Events$Box@{hash}"),
+        "the receiver is the object the program wrote to"
+    );
     // Sites of the first write and read: kind and location.
     let src = std::fs::read_to_string(here("tests/java/instr/instr/Events.java")).unwrap();
     let f: Vec<&Ev> = evs
         .iter()
-        .filter(|e| e.site.loc.method == "fields")
+        .filter(|e| e.site.loc.method == "fields" && e.hook != "srA")
         .collect();
     assert_eq!(
         f[0].site.kind,

@@ -24,6 +24,7 @@ public class Events {
 
     static void fields() {
         Box b = new Box();
+        System.err.println("box " + System.identityHashCode(b)); // stderr: not compared
         b.i = 42; // @wrI
         int x = b.i; // @rdI
         b.j = 1L << 40;
