@@ -1,0 +1,138 @@
+//! `jrace run` and `jrace demo` end to end on the bundled Bank program: the report names
+//! the known races with their call stacks, `--fail-on-race` sets the exit status, and the
+//! program's own output passes through. Skipped (with a note) without `java`.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+mod common;
+use common::jrace;
+
+fn java() -> bool {
+    let ok = Command::new("java").arg("-version").output().is_ok();
+    if !ok {
+        eprintln!("note: `java` not found: skipping the jrace run tests");
+    }
+    ok
+}
+
+fn classes() -> String {
+    PathBuf::from(env!("JRACE_HARNESS_CLASSES"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("jrace-run-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn run_reports_bank_races_with_stacks() {
+    if !java() {
+        return;
+    }
+    let dir = scratch("bank");
+    let report = dir.with_extension("json");
+    let cp = classes();
+    let out = jrace(&[
+        "run",
+        "-o",
+        dir.to_str().unwrap(),
+        "-d",
+        "hb,shb,m2",
+        "--format",
+        "json",
+        "--report",
+        report.to_str().unwrap(),
+        "--fail-on-race",
+        "--",
+        "java",
+        "-cp",
+        &cp,
+        "demo.Bank",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.trim(),
+        "balance=120 transfers=2 log=2",
+        "the program's output passes through untouched; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "races found with --fail-on-race");
+    let rep: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let races = rep["races"].as_array().unwrap();
+    let vars: Vec<&str> = races
+        .iter()
+        .map(|r| r["variable"].as_str().unwrap())
+        .collect();
+    for v in ["demo.Bank.transfers", "demo.Bank.balance", "demo.Bank.lastTeller"] {
+        assert!(vars.contains(&v), "{v} is reported: {vars:?}");
+    }
+    let transfers = races
+        .iter()
+        .find(|r| r["variable"] == "demo.Bank.transfers")
+        .unwrap();
+    for a in transfers["accesses"].as_array().unwrap() {
+        assert_eq!(a["location"], "Bank.java:24");
+        let stack: Vec<&str> = a["stack"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            stack.first().copied(),
+            Some("demo.Bank.teller(Bank.java:24)"),
+            "the stack's top frame is the access: {stack:?}"
+        );
+        assert!(
+            stack.iter().any(|f| f.starts_with("demo.Bank.lambda$main$")),
+            "the stack shows the caller: {stack:?}"
+        );
+    }
+    // Not races: balance between the tellers (always under the bank lock).
+    for r in races {
+        if r["variable"] == "demo.Bank.balance" {
+            let threads: Vec<&str> = r["accesses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["thread"].as_str().unwrap())
+                .collect();
+            assert!(
+                threads.iter().any(|t| t.starts_with("auditor")),
+                "balance races only with the auditor: {threads:?}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&report);
+}
+
+#[test]
+fn demo_records_for_real() {
+    if !java() {
+        return;
+    }
+    let out = jrace(&["demo"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("cannot record here"),
+        "the demo records under the agent: {stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Data race"), "{stdout}");
+    assert!(stdout.contains("demo.Bank.transfers"), "{stdout}");
+}
+
+#[test]
+fn record_refuses_bad_usage_with_status_2() {
+    let out = jrace(&["record", "--barrier-pairs", "--", "java", "-version"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = jrace(&["record"]);
+    assert_eq!(out.status.code(), Some(2));
+}
