@@ -13,12 +13,16 @@ package families;
 //   which reads `stage` (fork/join order through a third thread)
 // NORACE: families.ForkJoin.nested
 //   written by a grandchild, read by the second child after it joined the grandchild
+// NORACE: families.ForkJoin.polled
+//   written by a third child; main waits with `while (t.isAlive())` instead of join():
+//   detecting termination through isAlive() synchronizes like join() (JLS 17.4.4)
 public class ForkJoin {
     static int input;
     static int output;
     static int stage;
     static int progress;
     static int nested;
+    static int polled;
 
     static void first() {
         progress = 1; // @progressChild
@@ -48,6 +52,11 @@ public class ForkJoin {
         Thread b = new Thread(ForkJoin::second, "child-2");
         b.start();
         b.join();
-        System.out.println("output=" + o + "," + output + " nested=" + nested);
+        Thread c = new Thread(() -> polled = 7, "child-3");
+        c.start();
+        while (c.isAlive()) {
+            Thread.onSpinWait();
+        }
+        System.out.println("output=" + o + "," + output + " nested=" + nested + " polled=" + polled);
     }
 }
