@@ -634,6 +634,16 @@ fn hooks_report_the_right_values_receivers_and_sites() {
         ("swI", "77")
     );
     assert_ne!(lam[0].thread, "main");
+    // Lambdas and nested classes are located in the outer class's source file.
+    assert_eq!(lam[0].site.loc.class, "instr.Events");
+    assert_eq!(lam[0].site.loc.file.as_deref(), Some("Events.java"));
+    assert_eq!(lam[0].site.loc.line, Some(line_of(&src, "si = 77;")));
+    let inner_site = evs
+        .iter()
+        .find(|e| e.site.loc.class == "instr.Events$Inner" && e.hook == "wrI")
+        .unwrap();
+    assert_eq!(inner_site.site.loc.file.as_deref(), Some("Events.java"));
+    assert_eq!(inner_site.site.loc.line, Some(line_of(&src, "int val = 3;")));
     // wait/notify inside the monitor.
     let wn = seq(&evs, ev, "waitNotify");
     assert_eq!(
