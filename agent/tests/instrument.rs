@@ -643,7 +643,10 @@ fn hooks_report_the_right_values_receivers_and_sites() {
         .find(|e| e.site.loc.class == "instr.Events$Inner" && e.hook == "wrI")
         .unwrap();
     assert_eq!(inner_site.site.loc.file.as_deref(), Some("Events.java"));
-    assert_eq!(inner_site.site.loc.line, Some(line_of(&src, "int val = 3;")));
+    assert_eq!(
+        inner_site.site.loc.line,
+        Some(line_of(&src, "int val = 3;"))
+    );
     // wait/notify inside the monitor.
     let wn = seq(&evs, ev, "waitNotify");
     assert_eq!(
