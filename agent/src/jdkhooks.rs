@@ -11,13 +11,23 @@
 //! | `ThreadPoolExecutor.beforeExecute(Thread, r)`     | `before(r, TaskStart)`   | vread `r.$task` |
 //! | `ThreadPoolExecutor.afterExecute(r, Throwable)`   | `before(this, TaskEnd)`  | read-modify-write `this.$done` |
 //! | `FutureTask.set(V)` / `setException(Throwable)`   | `before(this, TaskEnd)`  | read-modify-write `this.$done` |
+//! | `ForkJoinPool.WorkQueue.*push*(ForkJoinTask t, …)`| `before(t, TaskSubmit)`  | vwrite `t.$task` |
+//! | `ForkJoinTask.doExec()`                           | `before(this, TaskStart)`| vread `this.$task` |
+//! | `ForkJoinTask.setDone()`, `trySet*()`             | `before(this, TaskEnd)`  | read-modify-write `this.$done` |
+//! | `CompletableFuture.complete*(…)`, `internalComplete` | `before(this, TaskEnd)` | read-modify-write `this.$done` |
+//! | `CompletableFuture.ThreadPerTaskExecutor.execute(r)` | `before(r, TaskSubmit)` | vwrite `r.$task` |
+//! | `CompletableFuture.AsyncSupply/AsyncRun.run()`    | `before(this, TaskStart)`| vread `this.$task` |
 //!
-//! and at the program's call sites `Future.get` (on a `FutureTask`) reads `$done` of the
-//! future, `awaitTermination`/`invokeAll`/`close` on a `ThreadPoolExecutor` read `$done` of
-//! the executor (runtime.rs). `submit` wraps the task in a `FutureTask` and calls
-//! `execute`, so every task of a `ThreadPoolExecutor` (and `ScheduledThreadPoolExecutor`,
-//! and every `Executors.new*ThreadPool`) is covered, lambdas included. Not covered:
-//! `ForkJoinPool` (parallel streams, `CompletableFuture.*Async`) and virtual threads.
+//! and at the program's call sites every call on a `Future` (`FutureTask`,
+//! `CompletableFuture`, `ForkJoinTask`) is a read-modify-write of its `$done` before the
+//! call (so a dependent stage registered by `thenApply` is ordered before the completion
+//! that runs it) and a read after it (`get`, `join`: whatever the task did is visible);
+//! `awaitTermination`/`close` on a `ThreadPoolExecutor` read `$done` of the executor
+//! (runtime.rs). `submit` wraps the task in a `FutureTask` and calls `execute`, so every
+//! task of a `ThreadPoolExecutor` (and `ScheduledThreadPoolExecutor`, every
+//! `Executors.new*ThreadPool`) is covered, lambdas included; fork/join tasks, parallel
+//! streams and `CompletableFuture`'s async stages run through the work-queue and
+//! `doExec` hooks. Not covered: virtual threads.
 //!
 //! The JDK class calls `jrace.rt.R`, which lives in the bootstrap loader's unnamed module;
 //! the agent lets `java.base` read it (JVMTI `AddModuleReads`) when it defines `R`.
@@ -31,47 +41,76 @@ use crate::sites::{Location, Site, SiteKind, SiteSink};
 pub const HOOKED: &[&str] = &[
     "java/util/concurrent/ThreadPoolExecutor",
     "java/util/concurrent/FutureTask",
+    "java/util/concurrent/ForkJoinTask",
+    "java/util/concurrent/ForkJoinPool$WorkQueue",
+    "java/util/concurrent/CompletableFuture",
+    "java/util/concurrent/CompletableFuture$ThreadPerTaskExecutor",
+    "java/util/concurrent/CompletableFuture$AsyncSupply",
+    "java/util/concurrent/CompletableFuture$AsyncRun",
 ];
 
-/// Hooks for one method: (name, descriptor, local holding the object, the call name the
-/// runtime sees).
-const HOOKS: &[(&str, &str, &str, u8, &str)] = &[
-    (
-        "java/util/concurrent/ThreadPoolExecutor",
-        "execute",
-        "(Ljava/lang/Runnable;)V",
-        1,
-        "$taskSubmit",
-    ),
-    (
-        "java/util/concurrent/ThreadPoolExecutor",
-        "beforeExecute",
-        "(Ljava/lang/Thread;Ljava/lang/Runnable;)V",
-        2,
-        "$taskStart",
-    ),
-    (
-        "java/util/concurrent/ThreadPoolExecutor",
-        "afterExecute",
-        "(Ljava/lang/Runnable;Ljava/lang/Throwable;)V",
-        0,
-        "$taskEnd",
-    ),
-    (
-        "java/util/concurrent/FutureTask",
-        "set",
-        "(Ljava/lang/Object;)V",
-        0,
-        "$taskEnd",
-    ),
-    (
-        "java/util/concurrent/FutureTask",
-        "setException",
-        "(Ljava/lang/Throwable;)V",
-        0,
-        "$taskEnd",
-    ),
-];
+const TASK: &str = "Ljava/util/concurrent/ForkJoinTask;";
+
+/// The hook for a method of a hooked class, if any: (the local holding the object, the
+/// call name the runtime sees). Matched by name and descriptor shape, so that the JDK
+/// versions' small differences (JDK 17's `lockedPush(task)` and `push(task, pool)`,
+/// JDK 21's `push(task, pool, internal)`, ...) are all covered.
+fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str)> {
+    match (class, name) {
+        ("java/util/concurrent/ThreadPoolExecutor", "execute")
+            if desc == "(Ljava/lang/Runnable;)V" =>
+        {
+            Some((1, "$taskSubmit"))
+        }
+        ("java/util/concurrent/ThreadPoolExecutor", "beforeExecute")
+            if desc == "(Ljava/lang/Thread;Ljava/lang/Runnable;)V" =>
+        {
+            Some((2, "$taskStart"))
+        }
+        ("java/util/concurrent/ThreadPoolExecutor", "afterExecute")
+            if desc == "(Ljava/lang/Runnable;Ljava/lang/Throwable;)V" =>
+        {
+            Some((0, "$taskEnd"))
+        }
+        ("java/util/concurrent/FutureTask", "set" | "setException") => Some((0, "$taskEnd")),
+        // A fork/join task runs in doExec and completes in setDone or when it records an
+        // exception or a cancellation.
+        ("java/util/concurrent/ForkJoinTask", "doExec") => Some((0, "$taskStart")),
+        (
+            "java/util/concurrent/ForkJoinTask",
+            "setDone" | "trySetException" | "trySetThrown" | "trySetCancelled",
+        ) => Some((0, "$taskEnd")),
+        // Every submission (fork, external submit, CompletableFuture's async tasks) ends in
+        // a push onto some work queue.
+        ("java/util/concurrent/ForkJoinPool$WorkQueue", n)
+            if n.to_ascii_lowercase().contains("push")
+                && !n.to_ascii_lowercase().contains("unpush")
+                && desc.starts_with(&format!("({TASK}")) =>
+        {
+            Some((1, "$taskSubmit"))
+        }
+        // With fewer than two CPUs for the common pool, CompletableFuture starts one thread
+        // per async task, which runs the task's run() directly.
+        ("java/util/concurrent/CompletableFuture$ThreadPerTaskExecutor", "execute")
+            if desc == "(Ljava/lang/Runnable;)V" =>
+        {
+            Some((1, "$taskSubmit"))
+        }
+        (
+            "java/util/concurrent/CompletableFuture$AsyncSupply"
+            | "java/util/concurrent/CompletableFuture$AsyncRun",
+            "run",
+        ) if desc == "()V" => Some((0, "$taskStart")),
+        // Every way a CompletableFuture gets its result.
+        ("java/util/concurrent/CompletableFuture", n)
+            if n.starts_with("complete") && n != "completeAsync" && n != "completeOnTimeout"
+                || n == "internalComplete" =>
+        {
+            Some((0, "$taskEnd"))
+        }
+        _ => None,
+    }
+}
 
 /// Rewrites one of the [`HOOKED`] classes; `None` leaves it unchanged (another class, or
 /// something unexpected: then executors are simply not modelled).
@@ -88,12 +127,12 @@ pub fn hook_class(name: &str, bytes: &[u8], sink: &mut dyn SiteSink) -> Result<O
             cf.method_name(&cf.methods[mi]),
             cf.method_descriptor(&cf.methods[mi]),
         );
-        let Some(&(_, _, _, local, call)) = HOOKS
-            .iter()
-            .find(|h| h.0 == name && h.1 == mname && h.2 == mdesc)
-        else {
+        let Some((local, call)) = hook_for(name, &mname, &mdesc) else {
             continue;
         };
+        if cf.methods[mi].access_flags & 0x0008 != 0 && local == 0 {
+            continue;
+        }
         let Some(code) = cf.methods[mi].code() else {
             continue;
         };

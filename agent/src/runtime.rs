@@ -297,7 +297,8 @@ enum ClassModel {
     ReadLock,
     WriteLock,
     Condition,
-    /// `FutureTask`: completion (`$done`) is published by the JDK hooks.
+    /// A `Future` (`FutureTask`, `CompletableFuture`, `ForkJoinTask`, ...): completion
+    /// (`$done`) is published by the JDK hooks.
     Future,
     /// `ThreadPoolExecutor`: task ends publish the executor's `$done`.
     Executor,
@@ -509,7 +510,7 @@ impl Agent {
         let condition =
             class("java/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject")?;
         let rw_sync = "Ljava/util/concurrent/locks/ReentrantReadWriteLock$Sync;";
-        let future_task = class("java/util/concurrent/FutureTask")?;
+        let future_task = class("java/util/concurrent/Future")?;
         let executor = class("java/util/concurrent/ThreadPoolExecutor")?;
         let java = Java {
             thread_class,
@@ -1461,11 +1462,11 @@ impl Cx<'_> {
                 }
             }
             ClassModel::Future => {
-                // get, isDone, ...: whatever the task did before completing is visible.
-                if !before {
-                    let obj = self.obj(o);
-                    self.sync_var(obj, "$done", loc, true, false);
-                }
+                // Before: ordered before a completion that comes later (a dependent stage
+                // registered now runs after it). After (get, join, isDone, ...): whatever
+                // the task did before completing is visible.
+                let obj = self.obj(o);
+                self.sync_var(obj, "$done", loc, true, before);
             }
             ClassModel::Executor => {
                 // awaitTermination (and close) return after every worker ran afterExecute.
