@@ -17,6 +17,7 @@
 //! | `CompletableFuture.complete*(…)`, `internalComplete` | `before(this, TaskEnd)` | read-modify-write `this.$done` |
 //! | `CompletableFuture.ThreadPerTaskExecutor.execute(r)` | `before(r, TaskSubmit)` | vwrite `r.$task` |
 //! | `CompletableFuture.AsyncSupply/AsyncRun.run()`    | `before(this, TaskStart)`| vread `this.$task` |
+//! | `Timer.sched(TimerTask t, long, long)`            | `before(t, TaskSubmit)`  | vwrite `t.$task` (the task's own `run()` reads it through its `tenter` hook) |
 //!
 //! and at the program's call sites every call on a `Future` (`FutureTask`,
 //! `CompletableFuture`, `ForkJoinTask`) is a read-modify-write of its `$done` before the
@@ -47,6 +48,7 @@ pub const HOOKED: &[&str] = &[
     "java/util/concurrent/CompletableFuture$ThreadPerTaskExecutor",
     "java/util/concurrent/CompletableFuture$AsyncSupply",
     "java/util/concurrent/CompletableFuture$AsyncRun",
+    "java/util/Timer",
 ];
 
 const TASK: &str = "Ljava/util/concurrent/ForkJoinTask;";
@@ -107,6 +109,11 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str)> {
                 || n == "internalComplete" =>
         {
             Some((0, "$taskEnd"))
+        }
+        // java.util.Timer: every schedule* ends in sched(task, time, period); the timer
+        // thread then calls the task's run(), whose `tenter` hook reads `$task`.
+        ("java/util/Timer", "sched") if desc == "(Ljava/util/TimerTask;JJ)V" => {
+            Some((1, "$taskSubmit"))
         }
         _ => None,
     }

@@ -1921,9 +1921,20 @@ unsafe extern "C" fn after(env: Env, _: jclass, o: jobject, site: jint) {
 unsafe extern "C" fn after_z(env: Env, _: jclass, r: jboolean, o: jobject, site: jint) {
     hook(env, |cx| cx.call(When::After(Some(r != 0)), o, site));
 }
-unsafe extern "C" fn tenter(env: Env, _: jclass, _o: jobject, _site: jint) {
-    // Task hand-off through executors is modelled at the call sites for now.
-    let _ = env;
+unsafe extern "C" fn tenter(env: Env, _: jclass, o: jobject, site: jint) {
+    // A run()/call() of an object some hooked scheduler published (java.util.Timer; the
+    // executors' own hooks cover their tasks): the task starts after its submission.
+    hook(env, |cx| {
+        let Some(e) = cx.site(site) else { return };
+        let obj = cx.obj(o);
+        if obj == 0 {
+            return;
+        }
+        let sid = cx.fixed_static("$task");
+        if lock(&cx.a.names).vars.contains_key(&(obj, sid)) {
+            cx.sync_var(obj, "$task", e.loc, true, false);
+        }
+    });
 }
 unsafe extern "C" fn texit(env: Env, _: jclass, _o: jobject, _site: jint) {
     let _ = env;
