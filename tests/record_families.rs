@@ -34,10 +34,9 @@ const KNOWN_RECORDER_GAPS: &[(&str, &str)] = &[
     // Thread.isAlive() returning false is not recorded as a join: JLS 17.4.4 makes it
     // synchronize with the thread's end just like join() does.
     ("ForkJoin", "NORACE: families.ForkJoin.polled"),
-    // CompletableFuture.supplyAsync runs the task on a ForkJoinPool worker without any
-    // recorded hand-off: neither submit -> task nor task -> join() is an edge.
-    ("CompletableFutures", "NORACE: families.CompletableFutures.input"),
-    ("CompletableFutures", "NORACE: families.CompletableFutures.output"),
+    // System.arraycopy (a JDK native) writes array elements without any recorded event,
+    // so its race with a plain read of the destination is missed.
+    ("Arrays", "RACE: short[] @copyW @copyR"),
 ];
 
 /// The detectors run on every program: all sound for their first race per variable.

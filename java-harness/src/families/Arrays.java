@@ -7,6 +7,9 @@ package families;
 //   worker A writes data[0], worker B reads data[0], unsynchronized
 // RACE: int[] @sharedA @sharedB
 //   both workers write data[3]
+// RACE: short[] @copyW @copyR
+//   worker A fills `buf` with System.arraycopy, worker B reads buf[1]: the copy writes the
+//   elements at the arraycopy call (a JDK native: only a model of it can record them)
 // NORACE: long[]
 //   each worker writes only its own element of `parts`; main reads them after join
 // NORACE: int[] @ownA @ownB
@@ -17,10 +20,13 @@ public class Arrays {
     static int[] data = new int[4];
     static long[] parts = new long[2];
     static double[] weights = new double[8];
+    static short[] buf = new short[2];
+    static short[] src = {3, 4};
 
     static void workerA() {
         data[0] = 5; // @slot0W
         data[3] = 1; // @sharedA
+        System.arraycopy(src, 0, buf, 0, 2); // @copyW
         for (int i = 0; i < 4; i++) {
             data[1] += i; // @ownA
             parts[0] += (long) weights[i];
@@ -30,8 +36,9 @@ public class Arrays {
     static void workerB() {
         int seen = data[0]; // @slot0R
         data[3] = 1; // @sharedB
+        int b1 = buf[1]; // @copyR
         for (int i = 4; i < 8; i++) {
-            data[2] += i + (seen & 0); // @ownB
+            data[2] += i + (seen & 0) + (b1 & 0); // @ownB
             parts[1] += (long) weights[i];
         }
     }
