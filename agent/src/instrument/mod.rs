@@ -99,9 +99,14 @@ pub struct Outcome {
     /// with the synchronization hooks only: monitors, synchronized methods, modelled calls,
     /// tasks and `<clinit>`, but no field, array or branch hooks.
     pub reduced_methods: u32,
+    /// Synchronized methods that got no `senter`/`sexit`/`sthrow` hooks: the method stores
+    /// into local 0 (so `aload_0` is not surely `this`), or it is static in a class older
+    /// than version 49 (no `ldc` of a class). Their monitor is invisible to the recorder.
+    pub sync_skipped: u32,
     /// Why the class was left unchanged when it did not parse.
     pub error: Option<String>,
-    /// `method+descriptor: reason` for each failed or reduced method (for the agent's log).
+    /// `method+descriptor: reason` for each failed, reduced or sync-skipped method (for
+    /// the agent's log).
     pub failures: Vec<String>,
 }
 
@@ -150,24 +155,34 @@ pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -
         out.methods += 1;
         let cp_len = cf.constant_pool.entries.len();
         let pool = ctx.pool.clone();
+        let m = &cf.methods[mi];
+        let what = format!("{}{}", cf.method_name(m), cf.method_descriptor(m));
+        let note_sync = |d: &Done, out: &mut Outcome| {
+            if d.sync_skipped {
+                out.sync_skipped += 1;
+                out.failures.push(format!(
+                    "{what}: synchronized, but without sync hooks (stores into local 0, or static before class version 49)"
+                ));
+            }
+        };
         let e = match instrument_method(&mut cf, mi, opts, false, &mut ctx, sink) {
-            Ok(changed) => {
-                modified |= changed;
+            Ok(d) => {
+                modified |= d.changed;
+                note_sync(&d, &mut out);
                 continue;
             }
             Err(e) => e,
         };
         cf.constant_pool.entries.truncate(cp_len);
         ctx.pool = pool.clone();
-        let m = &cf.methods[mi];
-        let what = format!("{}{}", cf.method_name(m), cf.method_descriptor(m));
         // Second try with the synchronization hooks only.
         match instrument_method(&mut cf, mi, opts, true, &mut ctx, sink) {
-            Ok(changed) => {
-                modified |= changed;
+            Ok(d) => {
+                modified |= d.changed;
                 out.reduced_methods += 1;
                 out.failures
                     .push(format!("{what}: reduced to sync hooks: {e}"));
+                note_sync(&d, &mut out);
             }
             Err(e2) => {
                 cf.constant_pool.entries.truncate(cp_len);
@@ -582,7 +597,7 @@ fn instrument_method(
     sync_only: bool,
     ctx: &mut Ctx,
     sink: &mut dyn SiteSink,
-) -> Result<bool, String> {
+) -> Result<Done, String> {
     let m = &cf.methods[mi];
     let name = cf.method_name(m);
     let desc = cf.method_descriptor(m);
@@ -613,14 +628,14 @@ fn instrument_method(
     } else {
         0
     };
-    let sync = flags & 0x0020 != 0
-        && !is_init
-        && !is_clinit
+    let sync_wanted = flags & 0x0020 != 0 && !is_init && !is_clinit;
+    let sync = sync_wanted
         && if is_static {
             cf.major_version >= 49
         } else {
             this_ok
         };
+    let sync_skipped = sync_wanted && !sync;
     let task = opts.tasks
         && !is_static
         && this_ok
@@ -872,10 +887,22 @@ fn instrument_method(
         e(ed.add_catch_all_handler(&seq, 2))?;
     }
     if !ed.is_modified() {
-        return Ok(false);
+        return Ok(Done {
+            changed: false,
+            sync_skipped,
+        });
     }
     ed.apply(mcx.cf, mi).map_err(|e| e.to_string())?;
-    Ok(true)
+    Ok(Done {
+        changed: true,
+        sync_skipped,
+    })
+}
+
+/// What [`instrument_method`] did.
+struct Done {
+    changed: bool,
+    sync_skipped: bool,
 }
 
 type MemberRef = (String, String, String);
