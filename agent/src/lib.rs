@@ -70,7 +70,11 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     } else {
         CStr::from_ptr(options).to_str().unwrap_or("")
     };
-    let opts = options::AgentOptions::parse(opts)?;
+    let mut opts = options::AgentOptions::parse(opts)?;
+    // `%p` in out= becomes the process id: one trace per JVM when a build tool starts
+    // several with the same options (JAVA_TOOL_OPTIONS).
+    let out = opts.out.to_string_lossy().replace("%p", &std::process::id().to_string());
+    opts.out = out.into();
     // zstd level 1: sealing runs on the recording thread, and level 3 cost a fifth of
     // the recording time for a few percent of size.
     // `JRACE_ZSTD_LEVEL` overrides it (negative levels are zstd's fast modes).
@@ -82,12 +86,18 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
         zstd_level: level,
         ..Default::default()
     };
-    let writer = jrace_trace::binlog::TraceWriter::create_with(&opts.out, wopts).map_err(|e| {
-        format!(
-            "cannot create the trace directory {}: {e}",
-            opts.out.display()
-        )
-    })?;
+    let writer = match jrace_trace::binlog::TraceWriter::create_with(&opts.out, wopts) {
+        Ok(w) => w,
+        Err(e) => {
+            // The program runs on, unrecorded: the agent never stops a JVM from starting
+            // over its own trouble (bad options do, so that a typo is seen).
+            eprintln!(
+                "jrace agent: cannot create the trace directory {}: {e}; the program runs without recording (use out=DIR/%p for one trace per JVM)",
+                opts.out.display()
+            );
+            return Ok(());
+        }
+    };
     let mut env: *mut c_void = std::ptr::null_mut();
     if ((**vm).GetEnv.unwrap())(vm, &mut env, JVMTI_VERSION_1_2 as jint) != 0 {
         return Err("JVMTI 1.2 is not available".into());

@@ -8,6 +8,7 @@ pub const DEFAULT_EXCLUDES: &[&str] = &["java.*", "javax.*", "jdk.*", "sun.*", "
 
 #[derive(Clone, Debug)]
 pub struct AgentOptions {
+    /// Trace directory; `%p` is replaced by the process id (one trace per JVM).
     pub out: PathBuf,
     pub exclude: Vec<String>,
     pub include: Vec<String>,
