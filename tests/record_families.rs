@@ -34,6 +34,10 @@ const KNOWN_RECORDER_GAPS: &[(&str, &str)] = &[
     // Thread.isAlive() returning false is not recorded as a join: JLS 17.4.4 makes it
     // synchronize with the thread's end just like join() does.
     ("ForkJoin", "NORACE: families.ForkJoin.polled"),
+    // Thread.interrupt() is not recorded as synchronizing with the interrupted thread's
+    // InterruptedException or isInterrupted() (JLS 17.4.4).
+    ("Interrupts", "NORACE: families.Interrupts.msg"),
+    ("Interrupts", "NORACE: families.Interrupts.order"),
     // System.arraycopy (a JDK native) writes array elements without any recorded event,
     // so its race with a plain read of the destination is missed.
     ("Arrays", "RACE: short[] @copyW @copyR"),
@@ -380,6 +384,7 @@ families! {
     family_object_identity => "Identity",
     family_var_handles => "VarHandles",
     family_completable_futures => "CompletableFutures",
+    family_interrupts => "Interrupts",
 }
 
 #[test]

@@ -10,7 +10,8 @@ package families;
 // NORACE: families.SyncMethods.count
 //   only touched by the synchronized instance methods inc() and get()
 // NORACE: families.SyncMethods.total
-//   only touched by the static synchronized method bump() (locks SyncMethods.class)
+//   worker A updates it in the static synchronized method bump(), worker B in a
+//   synchronized (SyncMethods.class) block: the same lock
 public class SyncMethods {
     static final class Gauge {
         int level;
@@ -64,7 +65,9 @@ public class SyncMethods {
             int l = g.peek();
             for (int i = 0; i < 4; i++) {
                 s.inc();
-                bump(2 + (l & 0));
+                synchronized (SyncMethods.class) {
+                    total += 2 + (l & 0);
+                }
             }
         }, "sm-b");
         a.start();
