@@ -220,10 +220,40 @@ unsafe fn let_java_base_read(jv: *mut jvmtiEnv, env: *mut JNIEnv, r: jclass) -> 
     {
         return Err("module java.base not found".into());
     }
+    let global = jni!(env, NewGlobalRef, r_module);
+    let _ = R_MODULE.set(global as usize);
     if jvmti!(jv, AddModuleReads, base, r_module) != 0 {
         return Err("AddModuleReads(java.base, jrace.rt.R) failed".into());
     }
     Ok(())
+}
+
+/// The module of `jrace.rt.R` (a global reference), once defined.
+static R_MODULE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+/// Packages whose named module was already made to read R's module.
+static READING: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Instrumented code in a named module (an application built with module-info) must read
+/// the module of `jrace.rt.R` to call it: arrange that once per package.
+unsafe fn let_module_read(jv: *mut jvmtiEnv, loader: jobject, class: &str) {
+    let Some(&r) = R_MODULE.get() else { return };
+    let Some((pkg, _)) = class.rsplit_once('/') else {
+        return;
+    };
+    {
+        let mut seen = READING.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.iter().any(|p| p == pkg) {
+            return;
+        }
+        seen.push(pkg.to_string());
+    }
+    let Ok(cpkg) = std::ffi::CString::new(pkg) else {
+        return;
+    };
+    let mut module: jobject = std::ptr::null_mut();
+    if jvmti!(jv, GetNamedModule, loader, cpkg.as_ptr(), &mut module) == 0 && !module.is_null() {
+        let _ = jvmti!(jv, AddModuleReads, module, r as jobject);
+    }
 }
 
 unsafe extern "C" fn vm_death(_jv: *mut jvmtiEnv, _env: *mut JNIEnv) {
@@ -251,7 +281,7 @@ unsafe extern "C" fn class_file_load_hook(
     jv: *mut jvmtiEnv,
     _env: *mut JNIEnv,
     class_being_redefined: jclass,
-    _loader: jobject,
+    loader: jobject,
     name: *const c_char,
     _protection_domain: jobject,
     len: jint,
@@ -321,6 +351,7 @@ unsafe extern "C" fn class_file_load_hook(
             }
         }
         let Some(nb) = out.bytes else { return };
+        let_module_read(jv, loader, cname);
         if give_back(jv, a, cname, &nb, new_len, new_data) {
             a.stats.classes_instrumented.fetch_add(1, Ordering::Relaxed);
         }
