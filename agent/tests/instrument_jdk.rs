@@ -203,13 +203,25 @@ fn instrumented_java_base_verifies_and_runs() {
     );
     null_stub(&javac, &dir, &patch);
 
-    // The driver and an application, compiled and instrumented.
+    // The driver and two applications (Many with a small Big of its own: threads,
+    // executors, j.u.c. locks and collections, streams), compiled and instrumented.
     let app = dir.join("app");
+    let big = dir.join("src/instr/Big.java");
+    std::fs::create_dir_all(big.parent().unwrap()).unwrap();
+    std::fs::write(
+        &big,
+        "package instr;\npublic class Big {\n  static int[] a = new int[4];\n  \
+         public static long run(int n) { long s = 0; for (int i = 0; i < n; i++) { a[i & 3] += i; s += a[i & 3]; } return s; }\n  \
+         public static int wide(int x) { return x * 2; }\n}\n",
+    )
+    .unwrap();
     assert!(Command::new(&javac)
         .arg("-d")
         .arg(&app)
         .arg(here("tests/java/cftest/LoadAll.java"))
         .arg(here("tests/java/instr/instr/Events.java"))
+        .arg(here("tests/java/instr/instr/Many.java"))
+        .arg(&big)
         .status()
         .unwrap()
         .success());
@@ -271,9 +283,14 @@ fn instrumented_java_base_verifies_and_runs() {
     let loaded = std::fs::read_to_string(&loaded).unwrap();
     let r_at = loaded.find("jrace.rt.R ").expect("jrace.rt.R loaded");
     assert!(r_at < loaded.find("instr.Events ").unwrap());
+    let (n0, e0, ok) = run(java_cmd(false).arg("-cp").arg(&app).arg("instr.Many"));
+    assert!(ok, "{e0}");
+    let (n1, e1, ok) = run(java_cmd(true).arg("-cp").arg(&app_inst).arg("instr.Many"));
+    assert!(ok && !e1.contains("Error"), "{e1}");
+    assert_eq!(n0, n1);
     println!(
         "{linked} java.base classes loaded+verified under -Xverify:all with identical outcomes; \
-         instrumented Events on the instrumented JDK prints the same; {:.1}s in all",
+         instrumented Events and Many on the instrumented JDK print the same; {:.1}s in all",
         t.elapsed().as_secs_f64()
     );
     let _ = std::fs::remove_dir_all(&dir);
