@@ -93,6 +93,9 @@ enum CallOp {
     Wait,
     Notify,
     NotifyAll,
+    /// `Thread.interrupt` (before) and `isInterrupted` returning true (after).
+    Interrupt,
+    Interrupted,
     /// Executor hand-off, from the JDK hooks (jdkhooks.rs).
     TaskSubmit,
     TaskStart,
@@ -1399,6 +1402,14 @@ impl Cx<'_> {
                 let obj = self.obj(o);
                 self.notify(obj, true, loc)
             }
+            (CallOp::Interrupt, When::Before) if self.model(o) == ClassModel::Thread => {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$interrupt", loc, true, true)
+            }
+            (CallOp::Interrupted, When::After(Some(true))) if self.model(o) == ClassModel::Thread => {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$interrupt", loc, true, false)
+            }
             (CallOp::TaskSubmit, _) => {
                 let obj = self.obj(o);
                 self.sync_var(obj, "$task", loc, false, true)
@@ -1538,6 +1549,11 @@ impl Cx<'_> {
             return;
         };
         if child == self.t.tid {
+            return;
+        }
+        // isAlive() is also false before start(): only a thread that was started (and
+        // whose start the trace holds) can have been joined.
+        if !lock(&self.a.names).forked.contains(&child) {
             return;
         }
         self.emit(Kind::Join, child, loc, None, true);
@@ -1708,7 +1724,9 @@ fn resolve_site(a: &Agent, site: &Site) -> Resolved {
         }
         SiteKind::Call { name, desc, .. } => Resolved::Call(match (name.as_str(), desc.as_str()) {
             ("start", "()V") => CallOp::Start,
-            ("join", "()V" | "(J)V" | "(JI)V") => CallOp::Join,
+            ("join", "()V" | "(J)V" | "(JI)V") | ("isAlive", "()Z") => CallOp::Join,
+            ("interrupt", "()V") => CallOp::Interrupt,
+            ("isInterrupted", "()Z") => CallOp::Interrupted,
             ("wait", "()V" | "(J)V" | "(JI)V") => CallOp::Wait,
             ("notify", "()V") => CallOp::Notify,
             ("notifyAll", "()V") => CallOp::NotifyAll,

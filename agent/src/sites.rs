@@ -111,6 +111,10 @@ pub fn modelled_call(owner: &str, name: &str, desc: &str) -> bool {
         "join" if desc == "()V" || desc == "(J)V" || desc == "(JI)V" => return true,
         "wait" if desc == "()V" || desc == "(J)V" || desc == "(JI)V" => return true,
         "notify" | "notifyAll" if desc == "()V" => return true,
+        // Thread termination seen through isAlive() orders like join(); an interrupt
+        // orders before isInterrupted() seeing it (JLS 17.4.4).
+        "isAlive" | "isInterrupted" if desc == "()Z" => return true,
+        "interrupt" if desc == "()V" => return true,
         _ => {}
     }
     owner.starts_with("java/util/") || owner == "java/lang/invoke/VarHandle"
