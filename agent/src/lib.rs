@@ -31,6 +31,9 @@ use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
+/// `jrace.rt.R` is defined and its natives bound: classes may be instrumented.
+static RUNTIME_READY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// The compiled `jrace.rt.R`.
 static RUNTIME_CLASS: &[u8] = include_bytes!(env!("JRACE_RUNTIME_CLASS"));
 
@@ -190,7 +193,9 @@ unsafe extern "C" fn vm_init(_jv: *mut jvmtiEnv, env: *mut JNIEnv, _thread: jthr
         if let Err(e) = a.init_java(env) {
             a.log(&format!("{e}: nothing will be recorded"));
             a.stopped.store(true, Ordering::SeqCst);
+            return;
         }
+        RUNTIME_READY.store(true, Ordering::Release);
     }));
 }
 
@@ -304,7 +309,21 @@ unsafe extern "C" fn class_file_load_hook(
         if a.opts.verbose {
             a.log(&format!("class {}", name.as_deref().unwrap_or("?")));
         }
-        if let Some(n) = name.as_deref().filter(|n| jdkhooks::HOOKED.contains(n)) {
+        // Until jrace.rt.R is defined (VMInit), code that calls it could run and fail to
+        // resolve it for good: classes loaded that early (by the JDK's start-up, or by
+        // another agent) are left as they are, and counted.
+        let ready = RUNTIME_READY.load(Ordering::Acquire);
+        if !ready && name.as_deref().is_some_and(|n| a.opts.instruments(n)) {
+            a.stats.classes_failed.fetch_add(1, Ordering::Relaxed);
+            a.log(&format!(
+                "class {} loaded before the recorder was ready: left uninstrumented",
+                name.as_deref().unwrap_or("?")
+            ));
+        }
+        if let Some(n) = name
+            .as_deref()
+            .filter(|n| ready && jdkhooks::HOOKED.contains(n))
+        {
             if let Some(info) = instrument::class_info(bytes) {
                 a.add_class(info);
             }
@@ -317,7 +336,7 @@ unsafe extern "C" fn class_file_load_hook(
             }
             return;
         }
-        let wanted = name.as_deref().is_some_and(|n| a.opts.instruments(n));
+        let wanted = ready && name.as_deref().is_some_and(|n| a.opts.instruments(n));
         if !wanted {
             if let Some(info) = instrument::class_info(bytes) {
                 a.add_class(info);
@@ -341,6 +360,16 @@ unsafe extern "C" fn class_file_load_hook(
         if let Some(e) = &out.error {
             a.stats.classes_failed.fetch_add(1, Ordering::Relaxed);
             a.log(&format!("class {cname} left uninstrumented: {e}"));
+        }
+        if out.reduced_methods > 0 || out.sync_skipped > 0 {
+            a.stats
+                .methods_reduced
+                .fetch_add((out.reduced_methods + out.sync_skipped) as u64, Ordering::Relaxed);
+            if out.failed_methods == 0 {
+                for f in &out.failures {
+                    a.log(&format!("method {cname}.{f}"));
+                }
+            }
         }
         if out.failed_methods > 0 {
             a.stats

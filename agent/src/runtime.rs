@@ -346,6 +346,9 @@ pub struct Stats {
     pub classes_instrumented: AtomicU64,
     pub classes_failed: AtomicU64,
     pub methods_failed: AtomicU64,
+    /// Methods instrumented with the synchronization hooks only (too large for all), or
+    /// without their synchronized-method hooks (odd use of local 0).
+    pub methods_reduced: AtomicU64,
     pub instrument_nanos: AtomicU64,
     pub events: AtomicU64,
 }
@@ -573,6 +576,10 @@ impl Agent {
             (
                 "uninstrumented_methods",
                 s.methods_failed.load(Ordering::Relaxed),
+            ),
+            (
+                "partly_instrumented_methods",
+                s.methods_reduced.load(Ordering::Relaxed),
             ),
             (
                 "instrument_ms",
