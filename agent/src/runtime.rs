@@ -96,6 +96,8 @@ enum CallOp {
     /// `Thread.interrupt` (before) and `isInterrupted` returning true (after).
     Interrupt,
     Interrupted,
+    /// An exception handler that may have caught an InterruptedException.
+    Caught,
     /// Executor hand-off, from the JDK hooks (jdkhooks.rs).
     TaskSubmit,
     TaskStart,
@@ -289,6 +291,7 @@ struct Java {
     condition_owner: jfieldID,
     future_task: jclass,
     executor: jclass,
+    interrupted_exception: jclass,
 }
 
 /// What the recorder knows about a receiver's class.
@@ -542,6 +545,7 @@ impl Agent {
             ),
             future_task,
             executor,
+            interrupted_exception: class("java/lang/InterruptedException")?,
         };
         let _ = self.java.set(java);
         if self.gc_events && collector_moves_only_in_pauses() {
@@ -1413,6 +1417,7 @@ impl Cx<'_> {
                 let obj = self.obj(o);
                 self.sync_var(obj, "$interrupt", loc, true, true)
             }
+            (CallOp::Caught, When::Before) => self.caught(o, loc),
             (CallOp::Interrupted, When::After(Some(true))) if self.model(o) == ClassModel::Thread => {
                 let obj = self.obj(o);
                 self.sync_var(obj, "$interrupt", loc, true, false)
@@ -1517,6 +1522,25 @@ impl Cx<'_> {
                 }
             }
         }
+    }
+
+    /// A handler caught `exc`: an InterruptedException means this thread saw its interrupt.
+    unsafe fn caught(&mut self, exc: jobject, loc: u32) {
+        let env = self.env;
+        let java = self.a.java.get().unwrap();
+        if java.interrupted_exception.is_null()
+            || jni!(env, IsInstanceOf, exc, java.interrupted_exception) == 0
+        {
+            return;
+        }
+        let me = jni!(env, CallStaticObjectMethod, java.thread_class, java.current_thread);
+        if me.is_null() {
+            jni!(env, ExceptionClear);
+            return;
+        }
+        let obj = self.obj(me);
+        jni!(env, DeleteLocalRef, me);
+        self.sync_var(obj, "$interrupt", loc, true, false);
     }
 
     unsafe fn fork(&mut self, o: jobject, loc: u32) {
@@ -1733,6 +1757,7 @@ fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             ("start", "()V") => CallOp::Start,
             ("join", "()V" | "(J)V" | "(JI)V") | ("isAlive", "()Z") => CallOp::Join,
             ("interrupt", "()V") => CallOp::Interrupt,
+            ("$caught", _) => CallOp::Caught,
             ("isInterrupted", "()Z") => CallOp::Interrupted,
             ("wait", "()V" | "(J)V" | "(JI)V") => CallOp::Wait,
             ("notify", "()V") => CallOp::Notify,

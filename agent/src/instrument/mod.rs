@@ -606,6 +606,7 @@ fn instrument_method(
     let is_static = flags & ACC_STATIC != 0;
     let code = m.code().ok_or("a method with code")?;
     let max_locals = code.max_locals;
+    let exception_table = code.exception_table.clone();
     let mut ed = CodeEditor::new(code).map_err(|e| e.to_string())?;
     let insns = ed.instructions().to_vec();
     let mut lines: Vec<(u16, u16)> = code
@@ -881,6 +882,41 @@ fn instrument_method(
                 }
             }
             _ => {}
+        }
+    }
+    // Handlers that may catch an InterruptedException: catching one is how a thread
+    // "determines that it has been interrupted" (JLS 17.4.4), which orders it after the
+    // interrupt(). The hook gets the exception (`before(exc, site)`; the runtime checks
+    // its class).
+    if opts.calls && !sync_only {
+        let mut handlers: Vec<u16> = exception_table
+            .iter()
+            .filter(|x| {
+                x.catch_type == 0
+                    || matches!(
+                        mcx.cf.constant_pool.class_name(x.catch_type).as_deref(),
+                        Some(
+                            "java/lang/InterruptedException"
+                                | "java/lang/Exception"
+                                | "java/lang/Throwable"
+                        )
+                    )
+            })
+            .map(|x| x.handler_pc)
+            .collect();
+        handlers.sort_unstable();
+        handlers.dedup();
+        for h in handlers {
+            let Some(i) = ed.index_at(h as u32) else {
+                continue;
+            };
+            let kind = SiteKind::Call {
+                owner: "$handler".into(),
+                name: "$caught".into(),
+                desc: "(Ljava/lang/Throwable;)V".into(),
+            };
+            let [p, c] = mcx.hook(kind, h as u32, "before")?;
+            e(ed.insert_before(i, &[Insn::new(op::DUP), p, c], 2))?;
         }
     }
     if sync {
