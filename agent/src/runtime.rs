@@ -635,6 +635,8 @@ pub struct ThreadState {
     fixed: Vec<(&'static str, u32)>,
     /// Sites whose stack this thread recorded (threads with ids >= 64; see `stack_seen`).
     stacks_seen: FxHashSet<i32>,
+    /// A read was written since the last branch.
+    read_since_branch: bool,
 }
 
 /// Everything a hook needs from thread-local storage, in one place (one TLS lookup; in a
@@ -753,6 +755,7 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         bytes_counted: 0,
         fixed: Vec::new(),
         stacks_seen: FxHashSet::default(),
+        read_since_branch: false,
     };
     let mut cx = Cx { a, env, t: &mut t };
     cx.emit(Kind::Begin, 0, 0, None, true);
@@ -853,6 +856,14 @@ impl Cx<'_> {
                 self.t.pending_wake = None;
                 self.emit(Kind::Wake, l, loc, None, true);
             }
+        }
+        // A branch constrains the values of the reads before it; a second branch with no
+        // read in between constrains nothing more, so it is not written.
+        match kind {
+            Kind::Branch if !self.t.read_since_branch => return,
+            Kind::Branch => self.t.read_since_branch = false,
+            Kind::Read | Kind::VRead => self.t.read_since_branch = true,
+            _ => {}
         }
         let a = self.a;
         let mut s = a.now().max(self.t.last);
@@ -1052,7 +1063,18 @@ impl Cx<'_> {
         if !volatile {
             self.stack_once(e, site);
         }
+        self.implicit_branch(e.loc);
         self.emit(kind, v, e.loc, Some(value), volatile);
+    }
+
+    /// An implicit control point (RVPredict §4): dereferencing a reference or indexing an
+    /// array is a decision on the values read before it, like a conditional jump. Only
+    /// written when branches are recorded and a read came since the last branch.
+    #[inline]
+    fn implicit_branch(&mut self, loc: u32) {
+        if self.a.opts.branches && self.t.read_since_branch {
+            self.emit(Kind::Branch, 0, loc, None, false);
+        }
     }
 
     /// Records, once per thread and site, the call stack with which the thread runs it.
@@ -1207,6 +1229,7 @@ impl Cx<'_> {
         if !volatile {
             self.stack_once(e, site);
         }
+        self.implicit_branch(e.loc);
         self.emit(kind, v, e.loc, Some(value), volatile);
     }
 
@@ -1224,6 +1247,7 @@ impl Cx<'_> {
         });
         let kind = if write { Kind::Write } else { Kind::Read };
         self.stack_once(e, site);
+        self.implicit_branch(e.loc);
         self.emit(kind, v, e.loc, Some(value), false);
     }
 
@@ -1242,6 +1266,7 @@ impl Cx<'_> {
         let c = self.t.held.entry(obj).or_insert((0, l));
         c.0 += 1;
         if c.0 == 1 {
+            self.implicit_branch(loc);
             self.emit(Kind::Acquire, l, loc, None, true);
         }
     }
