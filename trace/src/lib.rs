@@ -5,10 +5,12 @@
 //! - [`std_format`]: the `.std` text format (DESIGN.md §3), parser and printer.
 //! - [`binlog`]: the binary trace directory the agent writes (see `FORMAT.md`).
 //! - [`source`]: one streaming interface over both formats.
+//! - [`schedule`]: the schedule and result files of `jrace replay`.
 
 pub mod binlog;
 pub mod error;
 pub mod model;
+pub mod schedule;
 pub mod source;
 pub mod std_format;
 pub mod wellformed;
