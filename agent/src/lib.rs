@@ -190,12 +190,12 @@ unsafe extern "C" fn vm_init(_jv: *mut jvmtiEnv, env: *mut JNIEnv, _thread: jthr
             a.stopped.store(true, Ordering::SeqCst);
             return;
         }
+        // Ready before init_java: it loads the JDK classes whose hooks need R (executors).
+        RUNTIME_READY.store(true, Ordering::Release);
         if let Err(e) = a.init_java(env) {
             a.log(&format!("{e}: nothing will be recorded"));
             a.stopped.store(true, Ordering::SeqCst);
-            return;
         }
-        RUNTIME_READY.store(true, Ordering::Release);
     }));
 }
 
