@@ -666,17 +666,17 @@ impl Sim {
         };
         if self.model != Model::Rf {
             match e.kind {
-                Kind::Read | Kind::VRead if !exempt && self.model == Model::Value => {
-                    if !self.concrete_read(f, i) {
-                        return Err((
-                            Rule::Val,
-                            format!(
-                                "{} would not return its recorded value {}",
-                                f.describe(i),
-                                e.value
-                            ),
-                        ));
-                    }
+                Kind::Read | Kind::VRead
+                    if !exempt && self.model == Model::Value && !self.concrete_read(f, i) =>
+                {
+                    return Err((
+                        Rule::Val,
+                        format!(
+                            "{} would not return its recorded value {}",
+                            f.describe(i),
+                            e.value
+                        ),
+                    ));
                 }
                 Kind::Branch | Kind::Enter | Kind::Exit if self.taint[t] => {
                     return Err((
@@ -826,10 +826,8 @@ impl Sim {
         let e = f.ev(i);
         if self.model != Model::Rf {
             match e.kind {
-                Kind::Read | Kind::VRead => {
-                    if !self.concrete_read(f, i) {
-                        self.taint[t as usize] = true;
-                    }
+                Kind::Read | Kind::VRead if !self.concrete_read(f, i) => {
+                    self.taint[t as usize] = true;
                 }
                 Kind::Write | Kind::VWrite => {
                     self.cur[e.target as usize] = if self.taint[t as usize] {
@@ -1208,7 +1206,8 @@ pub fn witness_analysis(trace: &Trace, analysis: &mut Analysis) -> RaceWitnesses
     );
     // Rf schedules first: the strongest model a witness can claim.
     let mut provided: HashMap<(u64, u64), Vec<&[u64]>> = HashMap::new();
-    let mut provided_valued: HashMap<(u64, u64), Vec<(Model, &[u64])>> = HashMap::new();
+    type Valued<'s> = HashMap<(u64, u64), Vec<(Model, &'s [u64])>>;
+    let mut provided_valued: Valued = HashMap::new();
     for run in &analysis.runs {
         let model = model_for(run.name);
         for (&pair, s) in &run.schedules {

@@ -244,10 +244,8 @@ impl<'a> Oracle<'a> {
         let t = self.tix[i];
         let e = &self.ev[i];
         match e.kind {
-            Kind::Read | Kind::VRead => {
-                if s.cur[e.target as usize] != Some(self.keys[i]) {
-                    s.taint[t] = true;
-                }
+            Kind::Read | Kind::VRead if s.cur[e.target as usize] != Some(self.keys[i]) => {
+                s.taint[t] = true;
             }
             Kind::Write | Kind::VWrite => {
                 s.cur[e.target as usize] = if s.taint[t] { None } else { Some(self.keys[i]) };

@@ -34,6 +34,10 @@ pub struct Options {
     pub max_pairs_per_signature: usize,
     /// At most this many earlier accesses are scanned per access for candidate pairs.
     pub max_scan: usize,
+    /// Each query runs on a pair-centered window: from `margin` events before the
+    /// pair's first event to `margin` events after its second, within the window (its
+    /// own past is fixed as recorded). Bounds the query size on long windows.
+    pub margin: usize,
     /// Whether the recording carried branches (`None`: a trace with a `br` does).
     pub branches: Option<bool>,
     /// Overlapping windows (a new window every N/2 events); without, windows are
@@ -51,6 +55,7 @@ impl Default for Options {
             timeout_ms: 10_000,
             max_pairs_per_signature: 8,
             max_scan: 256,
+            margin: 1_000,
             branches: None,
             overlap: true,
             inject_unknown_every: 0,
@@ -62,6 +67,9 @@ impl Default for Options {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     pub windows: u64,
+    /// Milliseconds spent building formulas, and in the solver (summed over threads).
+    pub build_ms: u64,
+    pub solve_ms: u64,
     /// Pairs that passed the quick check and were given to the solver.
     pub queries: u64,
     pub sat: u64,
@@ -76,6 +84,14 @@ pub struct Stats {
 
 type Key = (VarId, LocId, LocId);
 
+/// A query's answer, with the witness candidate (global indices after the window start,
+/// the recorded events between the window and the query's own window included).
+enum Verdict {
+    Race(Vec<usize>),
+    NoRace,
+    Unknown,
+}
+
 /// Runs `policy` over the whole trace `events`, reporting into `races`.
 pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSink) -> Stats {
     let mut stats = Stats::default();
@@ -83,6 +99,7 @@ pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSin
     if n == 0 {
         return stats;
     }
+    let t_start = std::time::Instant::now();
     let g = Global::new(events, opts.branches);
     let trace = synthetic_trace(events, g.branch_complete);
     let facts = Facts::new(&trace);
@@ -123,6 +140,12 @@ pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSin
         }
         prev_end = end;
         start += step;
+    }
+    if std::env::var_os("JRACE_DEBUG").is_some() {
+        eprintln!(
+            "jrace: {policy:?}: {stats:?}, {:.2}s",
+            t_start.elapsed().as_secs_f64()
+        );
     }
     stats.unknown = unknown
         .iter()
@@ -203,7 +226,10 @@ fn solve_window(
     if buckets.is_empty() {
         return;
     }
+    let (build_ns, solve_ns) = (AtomicU64::new(0), AtomicU64::new(0));
+    let t0 = std::time::Instant::now();
     let base: Option<Constraints> = (policy == Policy::Said).then(|| said_base(w));
+    build_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     let base_id = NEXT_BASE.fetch_add(1, Ordering::Relaxed);
     let mut round = 0usize;
     let mut open: Vec<bool> = vec![true; buckets.len()];
@@ -224,39 +250,81 @@ fn solve_window(
         let first_query = stats.queries;
         stats.queries += batch.len() as u64;
         let base_ref = base.as_ref().map(|b| (base_id, b));
-        let answers: Vec<(usize, u32, u32, Answer, u64)> = batch
+        let answers: Vec<(usize, u32, u32, Verdict, u64)> = batch
             .par_iter()
             .enumerate()
             .map(|(qi, &(bi, a, b))| {
                 let every = opts.inject_unknown_every;
-                if every > 0 && (first_query + qi as u64 + 1) % every == 0 {
-                    return (bi, a, b, Answer::Unknown, 0);
+                if every > 0 && (first_query + qi as u64 + 1).is_multiple_of(every) {
+                    return (bi, a, b, Verdict::Unknown, 0);
                 }
+                let t0 = std::time::Instant::now();
+                // The pair-centered window of this query.
+                let (lo, hi) = (w.global(a.min(b)), w.global(a.max(b)));
+                let s0 = lo.saturating_sub(opts.margin).max(w.start);
+                let e0 = (hi + 1 + opts.margin).min(w.end);
+                let owned;
+                let (sw, sa, sb) = if s0 == w.start && e0 == w.end {
+                    (w, a, b)
+                } else {
+                    owned = w.sub(s0, e0);
+                    let d = (s0 - w.start) as u32;
+                    (&owned, a - d, b - d)
+                };
                 let (ans, size) = match policy {
-                    Policy::Mcm => match mcm_query(w, a, b) {
-                        None => (Answer::Unsat, 0),
-                        Some(q) => with_solver(opts.timeout_ms, None, |z| {
-                            z.push();
-                            z.assert_all(&q);
-                            let ans = z.check(&q.events);
-                            z.pop(&[]);
-                            (ans, q.events.len() as u64)
-                        }),
-                    },
+                    Policy::Mcm => {
+                        let q = mcm_query(sw, sa, sb);
+                        build_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                        match q {
+                            None => (Answer::Unsat, 0),
+                            Some(q) => with_solver(opts.timeout_ms, None, |z| {
+                                let t0 = std::time::Instant::now();
+                                z.push();
+                                z.assert_all(&q);
+                                let ans = z.check(&q.events);
+                                z.pop(&[]);
+                                solve_ns
+                                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                                (ans, q.events.len() as u64)
+                            }),
+                        }
+                    }
                     Policy::Said => {
-                        if w.prec(a, b) || w.prec(b, a) {
+                        if sw.prec(sa, sb) || sw.prec(sb, sa) {
                             (Answer::Unsat, 0)
                         } else {
-                            with_solver(opts.timeout_ms, base_ref, |z| {
-                                let members = &base_ref.unwrap().1.events;
+                            let own_base = (s0, e0) != (w.start, w.end);
+                            let local = own_base.then(|| said_base(sw));
+                            build_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                            let shared = if own_base { None } else { base_ref };
+                            with_solver(opts.timeout_ms, shared, |z| {
+                                let t0 = std::time::Instant::now();
+                                let members = match &local {
+                                    Some(l) => &l.events,
+                                    None => &base_ref.unwrap().1.events,
+                                };
                                 z.push();
-                                z.assert(&said_pair(w, a, b));
+                                if let Some(l) = &local {
+                                    z.assert_all(l);
+                                }
+                                z.assert(&said_pair(sw, sa, sb));
                                 let ans = z.check(members);
                                 z.pop(members);
+                                solve_ns
+                                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
                                 (ans, members.len() as u64)
                             })
                         }
                     }
+                };
+                let ans = match ans {
+                    Answer::Sat { order, cut } => Verdict::Race(
+                        (w.start..s0)
+                            .chain(schedule(sw, policy, sa, sb, order, cut))
+                            .collect(),
+                    ),
+                    Answer::Unsat => Verdict::NoRace,
+                    Answer::Unknown => Verdict::Unknown,
                 };
                 (bi, a, b, ans, size)
             })
@@ -265,16 +333,15 @@ fn solve_window(
             stats.max_query_events = stats.max_query_events.max(size);
             let key = buckets[bi].0;
             match ans {
-                Answer::Unsat => {}
-                Answer::Unknown => {
+                Verdict::NoRace => {}
+                Verdict::Unknown => {
                     unknown.insert(key);
                 }
-                Answer::Sat { order, cut } => {
+                Verdict::Race(tail) => {
                     if races.contains(key.0, key.1, key.2) {
                         open[bi] = false;
                         continue;
                     }
-                    let tail = schedule(w, policy, a, b, order, cut);
                     let (x, y) = (w.global(a.min(b)), w.global(a.max(b)));
                     match facts.validate_race_from(cp, x, y, &tail) {
                         Ok(()) => {
@@ -308,6 +375,8 @@ fn solve_window(
             }
         }
     }
+    stats.build_ms += build_ns.into_inner() / 1_000_000;
+    stats.solve_ms += solve_ns.into_inner() / 1_000_000;
 }
 
 /// The witness from a model (notes §4.1): the events before the cut (said: before the

@@ -11,6 +11,9 @@
 //! A later detector adds its own constraints with [`Builder::assert`] and
 //! [`Builder::edge`] (rdit's BarrierPair edges go there), using the same variables.
 
+// Per-thread frontier vectors read best with an index.
+#![allow(clippy::needless_range_loop)]
+
 use super::window::{Window, NONE};
 use jrace_trace::Kind;
 use rustc_hash::FxHashMap as HashMap;
@@ -98,12 +101,15 @@ pub struct Builder<'w, 'g, 'a> {
     pub c: Constraints,
     /// `c_r` per read (memoized, notes §1.10).
     read_bool: HashMap<u32, u32>,
-    /// `h` chain per (thread, number of reads).
-    chain: HashMap<(u32, u32), u32>,
+    /// `h` chain per (thread, number of reads): a Boolean, or `True`.
+    chain: HashMap<(u32, u32), F>,
     /// Reads whose `c_r` still needs its definition.
     pending: Vec<u32>,
     /// Whether the formula uses the cut (mcm) or constrains the whole window (said).
     cut: bool,
+    /// Whether source writes need their thread's history (mcm); said does not, and
+    /// asserts every read, so it folds nothing.
+    histories: bool,
 }
 
 impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
@@ -125,6 +131,7 @@ impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
             chain: HashMap::default(),
             pending: Vec::new(),
             cut,
+            histories: cut,
         }
     }
 
@@ -151,10 +158,42 @@ impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
         self.c.nbools - 1
     }
 
+    /// Whether read r returns its recorded value in every schedule of the query in
+    /// which its own thread's earlier reads do: it reads the initial value and no write
+    /// of the query can come before it, or its source is its own thread's latest write
+    /// before it and no write of the query can come in between. (Its `c_r` is `True`.)
+    fn trivially_ok(&self, r: u32) -> bool {
+        let w = self.w;
+        let x = w.ev(r).target;
+        let writes: Vec<u32> = w
+            .writes
+            .get(&x)
+            .map(|ws| ws.iter().copied().filter(|&k| self.has(k)).collect())
+            .unwrap_or_default();
+        let tr = w.tix[r as usize];
+        let own = writes
+            .iter()
+            .copied()
+            .rfind(|&k| w.tix[k as usize] == tr && k < r);
+        match own {
+            None => w.init_ok(r) && writes.iter().all(|&k| w.prec(r, k)),
+            Some(o) => {
+                (w.key(o) == w.key(r) || w.observed_local(r) == Some(o))
+                    && writes
+                        .iter()
+                        .all(|&k| k == o || w.prec(k, o) || w.prec(r, k))
+            }
+        }
+    }
+
     /// `c_r`: read r returns its recorded value (defined later by [`Builder::define_reads`]).
     pub fn read_ok(&mut self, r: u32) -> F {
         if let Some(&b) = self.read_bool.get(&r) {
-            return F::B(b);
+            return if b == NONE { F::True } else { F::B(b) };
+        }
+        if self.histories && self.trivially_ok(r) {
+            self.read_bool.insert(r, NONE);
+            return F::True;
         }
         let b = self.fresh();
         self.read_bool.insert(r, b);
@@ -173,8 +212,8 @@ impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
         if n == 0 {
             return F::True;
         }
-        if let Some(&b) = self.chain.get(&(t, n)) {
-            return F::B(b);
+        if let Some(f) = self.chain.get(&(t, n)) {
+            return f.clone();
         }
         // Build the missing links bottom-up: h_n ⇒ h_{n-1} ∧ c_{r_n}.
         let mut j = n;
@@ -182,18 +221,25 @@ impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
             j -= 1;
         }
         for m in j + 1..=n {
-            let b = self.fresh();
-            self.chain.insert((t, m), b);
             let prev = if m == 1 {
                 F::True
             } else {
-                F::B(self.chain[&(t, m - 1)])
+                self.chain[&(t, m - 1)].clone()
             };
             let r = self.w.reads[t as usize][m as usize - 1];
             let c = self.read_ok(r);
-            self.assert(F::Implies(b, Box::new(and(vec![prev, c]))));
+            let link = match and(vec![prev.clone(), c]) {
+                F::True => F::True,
+                f if f == prev => prev,
+                f => {
+                    let b = self.fresh();
+                    self.assert(F::Implies(b, Box::new(f)));
+                    F::B(b)
+                }
+            };
+            self.chain.insert((t, m), link);
         }
-        F::B(self.chain[&(t, n)])
+        self.chain[&(t, n)].clone()
     }
 
     /// Writes the definitions (M4 / S4) of every read referenced so far, and of those
@@ -202,6 +248,7 @@ impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
     pub fn define_reads(&mut self, histories: bool) {
         while let Some(r) = self.pending.pop() {
             let b = self.read_bool[&r];
+            debug_assert_ne!(b, NONE);
             let def = self.read_def(r, histories);
             self.assert(F::Implies(b, Box::new(def)));
         }

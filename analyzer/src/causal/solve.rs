@@ -34,6 +34,11 @@ impl Z3 {
     /// A fresh solver; `timeout_ms` applies to every `check` (0: none). Creating one
     /// costs about 10 ms: use [`with_solver`] to reuse the thread's solver.
     pub fn new(timeout_ms: u32) -> Z3 {
+        // Every atom is a difference constraint: z3's Bellman-Ford difference-logic
+        // solver is about 10 times faster here than its default arithmetic (measured on
+        // the benchmark traces). A global parameter, read when a context is created.
+        static ARITH: std::sync::Once = std::sync::Once::new();
+        ARITH.call_once(|| z3::set_global_param("smt.arith.solver", "1"));
         let solver = Solver::new();
         set_timeout(&solver, timeout_ms);
         Z3 {

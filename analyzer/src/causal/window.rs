@@ -150,6 +150,7 @@ pub struct Window<'g, 'a> {
     pub g: &'g Global<'a>,
     pub start: usize,
     pub len: usize,
+    pub end: usize,
     /// Dense thread of each event, and its position among its thread's window events.
     pub tix: Vec<u32>,
     pub pos: Vec<u32>,
@@ -180,6 +181,58 @@ pub struct Window<'g, 'a> {
 impl<'g, 'a> Window<'g, 'a> {
     pub fn build(g: &'g Global<'a>, carry: &Carry, start: usize, end: usize) -> Self {
         debug_assert_eq!(carry.len, start);
+        Window::build_with(
+            g,
+            start,
+            end,
+            |t| carry.held.get(&t).cloned().unwrap_or_default(),
+            |x| {
+                carry
+                    .last_write
+                    .get(&x)
+                    .copied()
+                    .or_else(|| g.init.get(&x).copied().flatten())
+            },
+        )
+    }
+
+    /// The window `[start, end)` inside this one (a pair-centered window, notes §2.3):
+    /// its past is this window's past plus this window's events before `start`.
+    pub fn sub(&self, start: usize, end: usize) -> Window<'g, 'a> {
+        let cut = (start - self.start) as u32;
+        Window::build_with(
+            self.g,
+            start,
+            end,
+            |t| {
+                self.regions
+                    .iter()
+                    .filter(|r| {
+                        self.ev(self.threads[r.thread as usize][0]).thread == t
+                            && (r.acq == NONE || r.acq < cut)
+                            && (r.rel == NONE || r.rel >= cut)
+                    })
+                    .map(|r| r.lock)
+                    .collect()
+            },
+            |x| match self
+                .writes
+                .get(&x)
+                .and_then(|ws| ws.iter().rev().find(|&&k| k < cut))
+            {
+                Some(&k) => Some(self.key(k)),
+                None => self.v0.get(&x).copied().flatten(),
+            },
+        )
+    }
+
+    fn build_with(
+        g: &'g Global<'a>,
+        start: usize,
+        end: usize,
+        held: impl Fn(ThreadId) -> SmallVec<[LockId; 4]>,
+        v0_of: impl Fn(VarId) -> Option<ValueKey>,
+    ) -> Self {
         let ev = &g.events[start..end];
         let len = ev.len();
         let mut dense: HashMap<ThreadId, u32> = HashMap::default();
@@ -267,9 +320,11 @@ impl<'g, 'a> Window<'g, 'a> {
         // Regions, locksets, writes, reads.
         let mut regions: Vec<Region> = Vec::new();
         let mut open: Vec<SmallVec<[(LockId, u32); 4]>> = vec![SmallVec::new(); nt];
-        for (tid, &d) in &dense {
-            if let Some(h) = carry.held.get(tid) {
-                for &l in h {
+        let mut dense_sorted: Vec<(ThreadId, u32)> = dense.iter().map(|(&t, &d)| (t, d)).collect();
+        dense_sorted.sort_unstable_by_key(|&(_, d)| d);
+        for &(tid, d) in &dense_sorted {
+            {
+                for l in held(tid) {
                     regions.push(Region {
                         lock: l,
                         thread: d,
@@ -313,13 +368,7 @@ impl<'g, 'a> Window<'g, 'a> {
                 _ => {}
             }
             if e.kind.is_access() {
-                v0.entry(e.target).or_insert_with(|| {
-                    carry
-                        .last_write
-                        .get(&e.target)
-                        .copied()
-                        .or_else(|| g.init.get(&e.target).copied().flatten())
-                });
+                v0.entry(e.target).or_insert_with(|| v0_of(e.target));
                 if e.kind.is_write() {
                     writes.entry(e.target).or_default().push(k32);
                 } else {
@@ -346,6 +395,7 @@ impl<'g, 'a> Window<'g, 'a> {
             g,
             start,
             len,
+            end,
             tix,
             pos,
             threads,
