@@ -247,6 +247,9 @@ fn collector_moves_only_in_pauses() -> bool {
 
 const ADDR_CACHE: usize = 4096;
 
+/// Elements of one `System.arraycopy` recorded at most (the rest of a longer copy is not).
+const ARRAYCOPY_MAX: i32 = 4096;
+
 /// Locks that make a modelled read-modify-write (vread then vwrite) atomic per variable.
 const RMW_STRIPES: usize = 64;
 
@@ -1256,6 +1259,89 @@ impl Cx<'_> {
     unsafe fn acquire(&mut self, o: jobject, loc: u32) {
         let obj = self.obj(o);
         if obj == 0 {
+    /// `System.arraycopy`, before it runs: the reads of the source elements and the writes
+    /// of the destination elements it will do, with the values copied (at most
+    /// [`ARRAYCOPY_MAX`] elements are recorded; a copy that will throw records nothing).
+    unsafe fn arraycopy(&mut self, src: jobject, sp: i32, dst: jobject, dp: i32, n: i32, site: i32) {
+        let Some(e) = self.site(site) else { return };
+        let env = self.env;
+        if src.is_null() || dst.is_null() || n <= 0 || sp < 0 || dp < 0 {
+            return;
+        }
+        let (slen, dlen) = (
+            jni!(env, GetArrayLength, src as jarray),
+            jni!(env, GetArrayLength, dst as jarray),
+        );
+        if jni!(env, ExceptionCheck) != 0 {
+            jni!(env, ExceptionClear);
+            return;
+        }
+        if sp as i64 + n as i64 > slen as i64 || dp as i64 + n as i64 > dlen as i64 {
+            return;
+        }
+        let k = n.min(ARRAYCOPY_MAX);
+        // Element kind from the source's class signature (`[I`, `[Ljava/lang/String;`).
+        let cls = jni!(env, GetObjectClass, src);
+        let mut sig: *mut c_char = std::ptr::null_mut();
+        let jv = self.a.jvmti;
+        if jvmti!(jv, GetClassSignature, cls, &mut sig, std::ptr::null_mut()) != 0 || sig.is_null() {
+            return;
+        }
+        let elem = CStr::from_ptr(sig).to_bytes().get(1).copied().unwrap_or(b'L');
+        jvmti!(jv, Deallocate, sig as *mut u8);
+        jni!(env, DeleteLocalRef, cls);
+        let mut values = vec![0i64; k as usize];
+        macro_rules! region {
+            ($get:ident, $t:ty, $conv:expr) => {{
+                let mut buf: Vec<$t> = vec![Default::default(); k as usize];
+                jni!(env, $get, src as _, sp, k, buf.as_mut_ptr());
+                for (v, x) in values.iter_mut().zip(buf) {
+                    *v = $conv(x);
+                }
+            }};
+        }
+        let name = match elem {
+            b'I' => { region!(GetIntArrayRegion, jint, |x: jint| x as i64); "int[]" }
+            b'J' => { region!(GetLongArrayRegion, jlong, |x: jlong| x); "long[]" }
+            b'F' => { region!(GetFloatArrayRegion, jfloat, |x: jfloat| f2i(x)); "float[]" }
+            b'D' => { region!(GetDoubleArrayRegion, jdouble, |x: jdouble| d2i(x)); "double[]" }
+            b'B' | b'Z' => { region!(GetByteArrayRegion, jbyte, |x: jbyte| x as i64); "byte[]" }
+            b'C' => { region!(GetCharArrayRegion, jchar, |x: jchar| x as i64); "char[]" }
+            b'S' => { region!(GetShortArrayRegion, jshort, |x: jshort| x as i64); "short[]" }
+            _ => {
+                for (i, v) in values.iter_mut().enumerate() {
+                    let x = jni!(env, GetObjectArrayElement, src as jobjectArray, sp + i as i32);
+                    *v = self.obj(x) as i64;
+                    if !x.is_null() {
+                        jni!(env, DeleteLocalRef, x);
+                    }
+                }
+                "java.lang.Object[]"
+            }
+        };
+        if jni!(env, ExceptionCheck) != 0 {
+            jni!(env, ExceptionClear);
+            return;
+        }
+        let sid = {
+            let mut n = lock(&self.a.names);
+            intern_static(self.a, &mut n, name)
+        };
+        let (so, dobj) = (self.obj(src), self.obj(dst));
+        self.stack_once(e, site);
+        self.implicit_branch(e.loc);
+        for (i, &v) in values.iter().enumerate() {
+            let idx = (sp + i as i32) as u32;
+            let var = self.var((so | 1 << 63, idx), sid, |_| format!("{so}[{idx}]"));
+            self.emit(Kind::Read, var, e.loc, Some(v), false);
+        }
+        for (i, &v) in values.iter().enumerate() {
+            let idx = (dp + i as i32) as u32;
+            let var = self.var((dobj | 1 << 63, idx), sid, |_| format!("{dobj}[{idx}]"));
+            self.emit(Kind::Write, var, e.loc, Some(v), false);
+        }
+    }
+
             return;
         }
         self.acquire_obj(obj, o, loc);
@@ -2019,6 +2105,19 @@ unsafe extern "C" fn br(env: Env, _: jclass, site: jint) {
         if let Some(e) = cx.site(site) {
             cx.emit(Kind::Branch, 0, e.loc, None, false)
         }
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn arraycopy(
+    env: Env,
+    _: jclass,
+    src: jobject,
+    sp: jint,
+    dst: jobject,
+    dp: jint,
+    n: jint,
+    site: jint,
+) {
+    hook(env, |cx| cx.arraycopy(src, sp, dst, dp, n, site));
+}
     });
 }
 unsafe extern "C" fn clinit(env: Env, _: jclass, site: jint) {
@@ -2089,6 +2188,7 @@ pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), St
     ];
     let names: Vec<(CString, CString)> = table
         .iter()
+        ("arraycopy", format!("({o}I{o}III)V"), arraycopy as *mut c_void),
         .map(|(n, s, _)| (CString::new(*n).unwrap(), CString::new(s.as_str()).unwrap()))
         .collect();
     let methods: Vec<JNINativeMethod> = table

@@ -274,6 +274,7 @@ fn hook_desc(name: &str) -> &'static str {
         "awD" => "(Ljava/lang/Object;IDI)V",
         "awA" => "(Ljava/lang/Object;ILjava/lang/Object;I)V",
         "afterZ" => "(ZLjava/lang/Object;I)V",
+        "arraycopy" => "(Ljava/lang/Object;ILjava/lang/Object;III)V",
         "sthrow" | "br" | "clinit" => "(I)V",
         // menter mexit senter sexit before after tenter texit
         _ => "(Ljava/lang/Object;I)V",
@@ -654,6 +655,10 @@ fn instrument_method(
             }
         }
     }
+    // System.arraycopy's five arguments.
+    if opts.calls && insns.iter().any(|(_, ins)| is_arraycopy(cf, ins)) {
+        arg_slots = arg_slots.max(5);
+    }
     let needed = 4u16.max(1 + arg_slots);
     if max_locals as u32 + needed as u32 > 65535 {
         return Err("room for temporary locals".into());
@@ -815,6 +820,34 @@ fn instrument_method(
                 let [p, c] = mcx.hook(SiteKind::MonitorExit, bci, "mexit")?;
                 e(ed.insert_before(i, &[Insn::new(op::DUP), p, c], 2))?;
             }
+            op::INVOKESTATIC if opts.calls && !sync_only && is_arraycopy(mcx.cf, ins) => {
+                // Stack: src, srcPos, dst, dstPos, length. Save, pass copies, restore.
+                let (src, sp, dst, dp, n) = (t_args, t_args + 1, t_args + 2, t_args + 3, t_args + 4);
+                let kind = SiteKind::Call {
+                    owner: "java/lang/System".into(),
+                    name: "arraycopy".into(),
+                    desc: "(Ljava/lang/Object;ILjava/lang/Object;II)V".into(),
+                };
+                let [p, c] = mcx.hook(kind, bci, "arraycopy")?;
+                let mut seq = vec![
+                    local(op::ISTORE, n),
+                    local(op::ISTORE, dp),
+                    local(op::ASTORE, dst),
+                    local(op::ISTORE, sp),
+                    local(op::ASTORE, src),
+                ];
+                let reload = [
+                    local(op::ALOAD, src),
+                    local(op::ILOAD, sp),
+                    local(op::ALOAD, dst),
+                    local(op::ILOAD, dp),
+                    local(op::ILOAD, n),
+                ];
+                seq.extend(reload.iter().cloned());
+                seq.extend([p, c]);
+                seq.extend(reload.iter().cloned());
+                e(ed.insert_before(i, &seq, 6))?;
+            }
             op::INVOKEVIRTUAL | op::INVOKEINTERFACE | op::INVOKESPECIAL if opts.calls => {
                 let Some(((owner, mname, mdesc), shapes)) = modelled(mcx.cf, ins) else {
                     continue;
@@ -943,6 +976,19 @@ struct Done {
 }
 
 type MemberRef = (String, String, String);
+
+/// `invokestatic java/lang/System.arraycopy`.
+fn is_arraycopy(cf: &ClassFile, ins: &Insn) -> bool {
+    if ins.op != op::INVOKESTATIC {
+        return false;
+    }
+    let Arg::Cp(i) = ins.arg else { return false };
+    cf.constant_pool.member_ref(i).is_some_and(|(c, n, d)| {
+        c == "java/lang/System"
+            && n == "arraycopy"
+            && d == "(Ljava/lang/Object;ILjava/lang/Object;II)V"
+    })
+}
 
 /// The member and argument shapes of a call that gets `before`/`after` hooks.
 fn modelled(cf: &ClassFile, ins: &Insn) -> Option<(MemberRef, Vec<Shape>)> {

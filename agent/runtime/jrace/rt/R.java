@@ -71,6 +71,10 @@ public final class R {
     public static native void tenter(Object self, int site);
     public static native void texit(Object self, int site);
 
+    // Before System.arraycopy(src, srcPos, dst, dstPos, length): the copy's element reads
+    // and writes (a JDK native no other hook sees).
+    public static native void arraycopy(Object src, int sp, Object dst, int dp, int n, int site);
+
     // Conditional jumps and switches.
     public static native void br(int site);
     // Before each return of a <clinit>: the class's initialization is complete.

@@ -112,6 +112,7 @@ public final class R {
     public static void tenter(Object self, int site) { ev("tenter", site, ref(self)); }
     public static void texit(Object self, int site) { ev("texit", site, ref(self)); }
 
+    public static void arraycopy(Object src, int sp, Object dst, int dp, int n, int site) { ev("arraycopy", site, ref(src) + " " + sp + " " + ref(dst) + " " + dp + " " + n); }
     public static void br(int site) { ev("br", site, ""); }
     public static void clinit(int site) { ev("clinit", site, ""); }
 }
