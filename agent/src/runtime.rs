@@ -1254,11 +1254,6 @@ impl Cx<'_> {
         self.emit(kind, v, e.loc, Some(value), false);
     }
 
-    // --- locks ---
-
-    unsafe fn acquire(&mut self, o: jobject, loc: u32) {
-        let obj = self.obj(o);
-        if obj == 0 {
     /// `System.arraycopy`, before it runs: the reads of the source elements and the writes
     /// of the destination elements it will do, with the values copied (at most
     /// [`ARRAYCOPY_MAX`] elements are recorded; a copy that will throw records nothing).
@@ -1342,6 +1337,11 @@ impl Cx<'_> {
         }
     }
 
+    // --- locks ---
+
+    unsafe fn acquire(&mut self, o: jobject, loc: u32) {
+        let obj = self.obj(o);
+        if obj == 0 {
             return;
         }
         self.acquire_obj(obj, o, loc);
@@ -2100,11 +2100,6 @@ unsafe extern "C" fn tenter(env: Env, _: jclass, o: jobject, site: jint) {
 unsafe extern "C" fn texit(env: Env, _: jclass, _o: jobject, _site: jint) {
     let _ = env;
 }
-unsafe extern "C" fn br(env: Env, _: jclass, site: jint) {
-    hook(env, |cx| {
-        if let Some(e) = cx.site(site) {
-            cx.emit(Kind::Branch, 0, e.loc, None, false)
-        }
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn arraycopy(
     env: Env,
@@ -2118,6 +2113,11 @@ unsafe extern "C" fn arraycopy(
 ) {
     hook(env, |cx| cx.arraycopy(src, sp, dst, dp, n, site));
 }
+unsafe extern "C" fn br(env: Env, _: jclass, site: jint) {
+    hook(env, |cx| {
+        if let Some(e) = cx.site(site) {
+            cx.emit(Kind::Branch, 0, e.loc, None, false)
+        }
     });
 }
 unsafe extern "C" fn clinit(env: Env, _: jclass, site: jint) {
@@ -2183,12 +2183,12 @@ pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), St
         ("afterZ", format!("(Z{o}I)V"), after_z as *mut c_void),
         ("tenter", format!("({o}I)V"), tenter as *mut c_void),
         ("texit", format!("({o}I)V"), texit as *mut c_void),
+        ("arraycopy", format!("({o}I{o}III)V"), arraycopy as *mut c_void),
         ("br", "(I)V".into(), br as *mut c_void),
         ("clinit", "(I)V".into(), clinit as *mut c_void),
     ];
     let names: Vec<(CString, CString)> = table
         .iter()
-        ("arraycopy", format!("({o}I{o}III)V"), arraycopy as *mut c_void),
         .map(|(n, s, _)| (CString::new(*n).unwrap(), CString::new(s.as_str()).unwrap()))
         .collect();
     let methods: Vec<JNINativeMethod> = table
