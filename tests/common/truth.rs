@@ -17,7 +17,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The detectors that must report a race when its line has no `by=`.
-pub const DEFAULT_BY: &[&str] = &["hb", "shb", "wcp", "cp", "m2"];
+/// (`said` is sound but finds fewer races than `mcm`: a race lists it with `by=` when it must.)
+pub const DEFAULT_BY: &[&str] = &["hb", "shb", "wcp", "cp", "m2", "mcm"];
 
 /// One `RACE:` line: a race signature (static variable name, unordered pair of locations).
 #[derive(Clone, Debug)]

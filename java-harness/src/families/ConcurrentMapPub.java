@@ -1,6 +1,7 @@
 package families;
 
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 
 // Family: publication through a ConcurrentHashMap (put happens before a get that sees it).
 //
@@ -33,7 +34,7 @@ public class ConcurrentMapPub {
         int b = before; // @beforeR
         Item it;
         while ((it = map.get("k")) == null) {
-            Thread.onSpinWait();
+            LockSupport.parkNanos(50_000); // back off: keeps the trace short
         }
         int v = it.value;
         int e = it.extra; // @extraR

@@ -1,5 +1,7 @@
 package families;
 
+import java.util.concurrent.locks.LockSupport;
+
 // Family: Thread.start (fork) and Thread.join.
 //
 // RACE: families.ForkJoin.progress @progressMain @progressChild
@@ -55,7 +57,7 @@ public class ForkJoin {
         Thread c = new Thread(() -> polled = 7, "child-3");
         c.start();
         while (c.isAlive()) {
-            Thread.onSpinWait();
+            LockSupport.parkNanos(50_000); // back off: keeps the trace short
         }
         System.out.println("output=" + o + "," + output + " nested=" + nested + " polled=" + polled);
     }

@@ -1,5 +1,7 @@
 package families;
 
+import java.util.concurrent.locks.LockSupport;
+
 // Family: Thread.interrupt. An interrupt synchronizes with the point where the interrupted
 // thread finds out (InterruptedException thrown, isInterrupted() or interrupted() true):
 // JLS 17.4.4.
@@ -33,7 +35,7 @@ public class Interrupts {
 
     static void poller() {
         while (!Thread.currentThread().isInterrupted()) {
-            Thread.onSpinWait();
+            LockSupport.parkNanos(50_000); // back off: keeps the trace short
         }
         seenOrder = order;
     }

@@ -4,7 +4,7 @@ package families;
 //
 // RACE: families.Monitors.mixed @mixedA @mixedB
 //   written under two different locks: the sections do not exclude each other
-// RACE: families.Monitors.note @noteW @noteR by=wcp,cp,m2
+// RACE: families.Monitors.note @noteW @noteR by=wcp,cp,m2,mcm
 //   worker A writes `note` before its section on `lock`, worker B reads it after its own
 //   section on `lock`. The sections touch nothing in common, so they can be swapped:
 //   a predictable race even when A's section came first (then hb/shb order the pair)

@@ -2,6 +2,7 @@ package families;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
 
 // Family: VarHandle release/acquire and CAS (issue 3: "VarHandle ... volatile operations
 // as volatile accesses").
@@ -44,7 +45,7 @@ public class VarHandles {
 
     static void reader() {
         while ((int) FLAG.getAcquire() == 0) {
-            Thread.onSpinWait();
+            LockSupport.parkNanos(50_000); // back off: keeps the trace short
         }
         int d = data;
         if (OWNER.compareAndSet(0, 2)) {

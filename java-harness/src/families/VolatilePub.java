@@ -1,5 +1,7 @@
 package families;
 
+import java.util.concurrent.locks.LockSupport;
+
 // Family: volatile fields (vread/vwrite): publication through a volatile flag.
 //
 // RACE: families.VolatilePub.late @lateW @lateR
@@ -26,7 +28,7 @@ public class VolatilePub {
     static void reader() {
         int e = early; // @earlyR
         while (!ready) {
-            Thread.onSpinWait();
+            LockSupport.parkNanos(50_000); // back off: keeps the trace short
         }
         int d = data;
         int l = late; // @lateR
