@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! // RACE: families.Fields.flag @flagW @flagR
-//! // RACE: families.Monitors.note @noteW @noteR by=wcp,cp,m2
+//! // RACE: families.Monitors.note @noteW @noteR by=wcp,cp,m2,mcm
 //! // NORACE: families.Fields.total
 //! // NORACE: $state @guardedAdd @guardedGet
 //! ```
