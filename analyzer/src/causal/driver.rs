@@ -1,7 +1,7 @@
 //! Windows, candidate pairs, rounds of parallel solver queries, witnesses: the part of
 //! `mcm` and `said` that is the same for both ([`run`]).
 
-use super::formula::{mcm_query, said_base, said_pair, Constraints};
+use super::formula::{mcm_query, place_unconstrained, said_base, said_pair, Constraints};
 use super::solve::{with_solver, Answer};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -281,8 +281,11 @@ fn solve_window(
                                 let t0 = std::time::Instant::now();
                                 z.push();
                                 z.assert_all(&q);
-                                let ans = z.check(&q.events);
+                                let mut ans = z.check(&q.events);
                                 z.pop(&[]);
+                                if let Answer::Sat { order, cut } = &mut ans {
+                                    place_unconstrained(sw, &q, order, cut);
+                                }
                                 solve_ns
                                     .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
                                 (ans, q.events.len() as u64)

@@ -89,6 +89,11 @@ pub fn or(v: Vec<F>) -> F {
 pub struct Constraints {
     /// Window-local events with an order variable, ascending.
     pub events: Vec<u32>,
+    /// The events of the query, ascending: those of `events`, and (mcm) events that
+    /// occur in no constraint but program order, left without a variable; a witness
+    /// places each right before the next event of its thread that has one
+    /// ([`place_unconstrained`]).
+    pub members: Vec<u32>,
     pub nbools: u32,
     pub asserts: Vec<F>,
 }
@@ -124,6 +129,7 @@ impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
             w,
             member,
             c: Constraints {
+                members: events.clone(),
                 events,
                 ..Constraints::default()
             },
@@ -428,18 +434,8 @@ pub fn mcm_query(w: &Window, a: u32, b: u32) -> Option<Constraints> {
     members.push(b);
     let mut bld = Builder::new(w, &members, true);
     let events = bld.c.events.clone();
-    // M1: program order among members, and the cross edges.
-    for t in 0..w.nt {
-        let mut prev = NONE;
-        for &k in &w.threads[t] {
-            if bld.has(k) {
-                if prev != NONE {
-                    bld.assert(lt(prev, k));
-                }
-                prev = k;
-            }
-        }
-    }
+    // M1: the cross edges here; program order at the end, among the events that occur
+    // in some other constraint (the others need no variable).
     for &(x, y) in &w.edges {
         bld.edge(x, y);
     }
@@ -516,7 +512,70 @@ pub fn mcm_query(w: &Window, a: u32, b: u32) -> Option<Constraints> {
     }
     // M4.
     bld.define_reads(true);
-    Some(bld.finish())
+    let mut c = bld.finish();
+    let mut used = vec![false; w.len];
+    for f in &c.asserts {
+        mark_terms(f, &mut used);
+    }
+    for t in 0..w.nt {
+        let mut prev = NONE;
+        for &k in &w.threads[t] {
+            if used[k as usize] {
+                if prev != NONE {
+                    c.asserts.push(lt(prev, k));
+                }
+                prev = k;
+            }
+        }
+    }
+    c.events.retain(|&k| used[k as usize]);
+    Some(c)
+}
+
+fn mark_terms(f: &F, used: &mut [bool]) {
+    let mut mark = |t: &Term| {
+        if let Term::Ev(k) = t {
+            used[*k as usize] = true;
+        }
+    };
+    match f {
+        F::Lt(x, y) | F::Le(x, y) | F::Eq(x, y) => {
+            mark(x);
+            mark(y);
+        }
+        F::And(v) | F::Or(v) => v.iter().for_each(|g| mark_terms(g, used)),
+        F::Implies(_, g) => mark_terms(g, used),
+        F::True | F::False | F::B(_) => {}
+    }
+}
+
+/// Order values for a query's events without a variable: every value (and the cut) is
+/// doubled, and each such event takes the value just below the next event of its thread
+/// that has one (ties broken by trace index); events with no such later event are left
+/// out (they follow the cut).
+pub fn place_unconstrained(
+    w: &Window,
+    c: &Constraints,
+    order: &mut Vec<(u32, i64)>,
+    cut: &mut i64,
+) {
+    *cut *= 2;
+    for p in order.iter_mut() {
+        p.1 *= 2;
+    }
+    let value: HashMap<u32, i64> = order.iter().copied().collect();
+    let mut next: Vec<Option<i64>> = vec![None; w.nt];
+    for &k in c.members.iter().rev() {
+        let t = w.tix[k as usize] as usize;
+        match value.get(&k) {
+            Some(&v) => next[t] = Some(v),
+            None => {
+                if let Some(v) = next[t] {
+                    order.push((k, v - 1));
+                }
+            }
+        }
+    }
 }
 
 /// S1–S4 (notes §5.2): the whole window, branches removed, every read keeps its value.

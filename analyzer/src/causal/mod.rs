@@ -23,6 +23,13 @@
 //! than in P; a lock region entered before another one in P ends in P, and that
 //! release is in S by (2).
 //!
+//! **Query windows.** Inside a window, each query only sees the pair-centered part
+//! `[first − margin, second + margin]` ([`driver::Options::margin`], 1,000 events);
+//! the window's events before it join its fixed past. This bounds the query size on
+//! long windows (z3 time grows about quadratically with it). Reads whose value cannot
+//! change in the query (their own thread's latest write, or the initial value, with no
+//! write of the query able to come in between) get no definition (`c_r = true`).
+//!
 //! **Windowing** (notes §2). Windows of N events start every N/2 events; a pair is
 //! checked in the first window that contains both of its events. Everything before a
 //! window is its fixed past: the values last written ([`window::Carry`]), the locks held
@@ -32,9 +39,15 @@
 //!   pair more than N events apart is never checked);
 //! - races whose witness must move an event of the fixed past, e.g. a critical section
 //!   that ends just before the window, or a read before the window that must return
-//!   another value (the past is exactly as recorded);
-//! - races whose witness needs an event after the window's end (a source write of the
-//!   same value recorded later, the release of a region that ends after the window).
+//!   another value (the past is exactly as recorded); for a query, the fixed past
+//!   extends to `margin` events before its pair;
+//! - races whose witness needs an event after the window's end, or more than `margin`
+//!   events after the pair (a source write of the same value recorded later, the release
+//!   of a region that ends later).
+//!
+//! With a window and margin covering the trace (tiny traces, the tests) nothing is lost:
+//! `mcm` then reports exactly the races of the maximal causal model, relative to the
+//! recorded notify pairing (tests/prop_mcm.rs).
 //!
 //! None of this is unsound: every report carries a witness validated against the whole
 //! trace ([`crate::witness`], model cf for mcm, value for said).
