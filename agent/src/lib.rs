@@ -22,6 +22,7 @@ pub mod instrument;
 pub mod jdkhooks;
 pub mod jvmti;
 pub mod options;
+pub mod replay;
 pub mod runtime;
 pub mod sites;
 
@@ -124,6 +125,10 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     let gc_events = jvmti!(jv, AddCapabilities, &gc) == 0;
     let a = Agent::install(jv, opts, writer, gc_events);
     let _ = a.writer.set_meta("recorder", "jrace-agent");
+    // replay
+    if let Some(f) = &a.opts.replay {
+        replay::start(f, a.writer.dir(), a.opts.replay_timeout)?;
+    }
     let mut cb: jvmtiEventCallbacks = std::mem::zeroed();
     cb.VMInit = Some(vm_init);
     cb.VMDeath = Some(vm_death);
@@ -263,6 +268,7 @@ unsafe fn let_module_read(jv: *mut jvmtiEnv, loader: jobject, class: &str) {
 
 unsafe extern "C" fn vm_death(_jv: *mut jvmtiEnv, _env: *mut JNIEnv) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
+        replay::vm_death(); // replay
         if let Some(a) = runtime::agent() {
             a.shutdown();
         }

@@ -19,6 +19,10 @@ pub struct AgentOptions {
     pub max_bytes: Option<u64>,
     /// `verbose=1`: log every class the hook sees to DIR/agent.log.
     pub verbose: bool,
+    /// `replay=FILE`: gate threads to follow this schedule (see [`crate::replay`]).
+    pub replay: Option<PathBuf>,
+    /// `replay_timeout=SECS`: when replay gives up gating (default 10).
+    pub replay_timeout: f64,
 }
 
 impl AgentOptions {
@@ -33,6 +37,8 @@ impl AgentOptions {
             tree: false,
             max_bytes: None,
             verbose: false,
+            replay: None,
+            replay_timeout: 10.0,
         };
         let mut out = None;
         for part in s.split(',').filter(|p| !p.trim().is_empty()) {
@@ -52,6 +58,16 @@ impl AgentOptions {
                 "barrier" => o.barrier = flag(v)?,
                 "tree" => o.tree = flag(v)?,
                 "verbose" => o.verbose = flag(v)?,
+                "replay" => o.replay = Some(PathBuf::from(v)),
+                "replay_timeout" => {
+                    o.replay_timeout = v
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|t| *t >= 0.0 && t.is_finite())
+                        .ok_or_else(|| {
+                            format!("option `replay_timeout`: expected seconds, found `{v}`")
+                        })?;
+                }
                 "max_mb" => {
                     let mb: u64 = v
                         .parse()
@@ -60,7 +76,7 @@ impl AgentOptions {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown option `{k}` (expected out, exclude, include, branches, barrier, tree, max_mb or verbose)"
+                        "unknown option `{k}` (expected out, exclude, include, branches, barrier, tree, max_mb, verbose, replay or replay_timeout)"
                     ))
                 }
             }
@@ -147,5 +163,9 @@ mod tests {
         assert!(AgentOptions::parse("exclude=x").unwrap_err().contains("out=DIR"));
         assert!(AgentOptions::parse("out=d,bogus=1").unwrap_err().contains("bogus"));
         assert!(AgentOptions::parse("out=d,branches=maybe").is_err());
+        let o = AgentOptions::parse("out=d,replay=/tmp/s.tsv,replay_timeout=2.5").unwrap();
+        assert_eq!(o.replay, Some(PathBuf::from("/tmp/s.tsv")));
+        assert_eq!(o.replay_timeout, 2.5);
+        assert!(AgentOptions::parse("out=d,replay_timeout=soon").is_err());
     }
 }

@@ -1,0 +1,579 @@
+//! Replay mode (`replay=FILE[,replay_timeout=SECS]`): the agent records as usual *and*
+//! holds threads at instrumented events so that a race's witness schedule happens in a
+//! real run, then writes what happened to `DIR/replay.result` (`jrace replay` writes the
+//! schedule, runs the program and prints the result; witness.md §9 is the fuller design
+//! this is a first version of).
+//!
+//! # The schedule
+//! A list of steps (thread, k, kind, location), in the order the witness runs them; k is
+//! the 1-based number of the event among the events the recorder writes for that thread
+//! (`begin` is 1), so an event is identified by the per-thread count of [`emitted`] calls,
+//! which sit exactly where the recorder appends to a thread's log. Each thread's steps are
+//! its events 1..m (a witness runs a prefix of every thread); the last two steps are the
+//! racing pair. File format: [`jrace_trace::schedule`].
+//!
+//! # Which thread is which
+//! Threads are matched by Java name and rank: the n-th thread (0-based, in the order the
+//! recorder first sees threads, which is the order of trace thread ids) whose name is N
+//! stands for the schedule's thread with name N and occurrence n. (The trace shows a
+//! repeated name as `N#<java id>`; Java ids change between runs, so the CLI strips the
+//! suffix and writes the rank instead.) Threads of the trace with no step are listed too.
+//! A thread that matches no schedule thread (a JVM thread, a thread the recorded run did
+//! not have) runs freely and is never held.
+//!
+//! # The gate rule
+//! Hooks call [`gate`] at their entry (no lock of the recorder held) and at their exit
+//! (after the thread's state lock is released). With `n` events emitted so far by a
+//! matched thread, its next event is `k = n + 1`:
+//!
+//! * If `k` is a step `j` of the schedule, the thread waits until every step before `j`
+//!   has run. It waits at the *entry* of the hook that will emit `k` when `k`'s kind is
+//!   one whose hook runs before the operation (write, volatile write, release, fork,
+//!   wait, notify, branch), and already at the *exit* of the hook that emitted `k - 1`
+//!   when its hook runs after the operation (read, volatile read, acquire, join, wake).
+//!   Either way the thread is held before the operation itself. (Entry gates also check
+//!   after-kinds, which only matters at a thread's first hook, whose `begin` has just been
+//!   emitted; its operation, a read, has then already happened.)
+//! * If `k` is past the thread's last step (its part of the schedule is exhausted,
+//!   including threads with no step at all, held right after their lazily emitted
+//!   `begin`), the thread waits until the replay is over (reproduced, diverged, timed
+//!   out), at the entry of its next hook, or at the exit of the current one unless the
+//!   last step's operation follows its hook (the first racing write must happen).
+//! * A step "has run" when its thread emits it, except that a step whose operation
+//!   follows its hook (a write, a release, ...) counts only once its thread reaches its
+//!   next hook, or 2 ms after the emission (a `wait` never reaches its next hook before
+//!   the notify): so a racing read placed right after a racing write reads what it wrote.
+//! * Waiting is a spin, then a sleep loop (50 µs, then 500 µs slices); no lock of the
+//!   agent is held and the thread is in native code, so the garbage collector runs. Every
+//!   wait checks the global stop flag and the deadline.
+//!
+//! When a matched thread emits a step's event whose kind or location differs from the
+//! step's, the run took another path: `diverged`, and every gate opens. When the second
+//! racing step is emitted, the result is `reproduced` if no event of a matched thread
+//! other than `begin`, `end` and `branch` was emitted between the two racing accesses
+//! (`separated` otherwise), with the value each access carried. A watchdog thread ends
+//! gating at the deadline (`timeout`), and VMDeath ends it too (`exited` when nothing
+//! else was decided): no thread is ever left held.
+//!
+//! # Limits
+//! * Gates sit at hooks, so a hook that emits two events (a lock's `acquire` and its
+//!   `$readers` read, a read-modify-write) cannot be split by another thread's step; the
+//!   second event then runs early (the result may say `separated`).
+//! * When a thread's event k is a read whose step follows other threads' steps and its
+//!   event k - 1 is a write, the thread waits at the exit of the write's hook, so the write
+//!   itself happens after those steps.
+//! * Threads are held only at instrumented code: locks taken inside excluded code
+//!   (the JDK) can deadlock against a held thread until the deadline. Values, time,
+//!   input and class initialization order are not controlled; a different path shows as
+//!   a divergence.
+
+use crate::runtime;
+use jrace_trace::model::Kind;
+use jrace_trace::schedule::{RanAccess, ReplayResult, Schedule, Status, StepRef, RESULT_FILE};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How long a step whose operation follows its hook may take to count as run when its
+/// thread does not reach another hook.
+const SETTLE: Duration = Duration::from_millis(2);
+const NONE: u32 = u32::MAX;
+const FREE: usize = usize::MAX;
+
+const PENDING: u8 = 0;
+/// Emitted; its operation may still be to come.
+const EMITTED: u8 = 1;
+const DONE: u8 = 2;
+
+/// Where a hook calls [`gate`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Point {
+    Entry,
+    Exit,
+}
+
+struct Replay {
+    s: Schedule,
+    /// Per schedule thread: its steps (indices into `s.steps`), event k at k - 1.
+    by_thread: Vec<Vec<usize>>,
+    /// Per step: the id the agent gave its location (NONE until interned).
+    loc_ids: Vec<AtomicU32>,
+    loc_steps: HashMap<String, Vec<usize>>,
+    state: Vec<AtomicU8>,
+    emitted_at: Vec<AtomicU64>,
+    /// Every step before this index has been emitted.
+    frontier: AtomicUsize,
+    advance: Mutex<()>,
+    /// Steps in state EMITTED.
+    unsettled: Mutex<Vec<usize>>,
+    unsettled_n: AtomicUsize,
+    stop: AtomicBool,
+    decided: Mutex<bool>,
+    start: Instant,
+    deadline: Instant,
+    dir: PathBuf,
+    naming: Mutex<Naming>,
+    /// Events of matched threads other than begin, end and branch.
+    seq: AtomicU64,
+    first: Mutex<Option<(u64, RanAccess)>>,
+    /// Location id -> token, for messages.
+    locs: Mutex<HashMap<u32, String>>,
+    /// `JRACE_REPLAY_DEBUG` set: log every hold to agent.log.
+    debug: bool,
+}
+
+#[derive(Default)]
+struct Naming {
+    seen: HashMap<String, u32>,
+    tids: HashMap<u32, usize>,
+}
+
+static REPLAY: OnceLock<Replay> = OnceLock::new();
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+struct Me {
+    tid: Cell<u32>,
+    thread: Cell<usize>,
+    count: Cell<u32>,
+    unsettled: Cell<bool>,
+    /// The last event emitted is one whose operation follows its hook.
+    last_before_op: Cell<bool>,
+    /// 1 + a step this thread emitted before its turn (a hook that emits several events
+    /// was held for the first only); 0 for none.
+    early: Cell<usize>,
+}
+
+thread_local! {
+    static ME: Me = const {
+        Me {
+            tid: Cell::new(NONE),
+            thread: Cell::new(FREE),
+            count: Cell::new(0),
+            unsettled: Cell::new(false),
+            last_before_op: Cell::new(false),
+            early: Cell::new(0),
+        }
+    };
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Kinds whose hook runs before the operation (DESIGN: publishing hooks); the others'
+/// hooks run after it.
+fn hook_before_op(k: Kind) -> bool {
+    matches!(
+        k,
+        Kind::Write
+            | Kind::VWrite
+            | Kind::Release
+            | Kind::Fork
+            | Kind::Wait
+            | Kind::Notify
+            | Kind::NotifyAll
+            | Kind::Branch
+            | Kind::Enter
+            | Kind::Exit
+    )
+}
+
+/// Loads the schedule and turns replay mode on (called from Agent_OnLoad, after the
+/// recorder is installed). `Err` names the file and what is wrong with it.
+pub fn start(file: &Path, dir: &Path, timeout_secs: f64) -> Result<(), String> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("replay={}: {e}", file.display()))?;
+    let s = Schedule::parse(&text).map_err(|e| format!("replay={}: {e}", file.display()))?;
+    let n = s.steps.len();
+    let mut by_thread = vec![Vec::new(); s.threads.len()];
+    let mut loc_steps: HashMap<String, Vec<usize>> = HashMap::new();
+    for (j, st) in s.steps.iter().enumerate() {
+        by_thread[st.thread as usize].push(j);
+        loc_steps.entry(st.loc.clone()).or_default().push(j);
+    }
+    // Location 0 is "no location" (begin, end), interned before any hook runs.
+    let loc_ids: Vec<AtomicU32> = s
+        .steps
+        .iter()
+        .map(|st| AtomicU32::new(if st.loc.is_empty() { 0 } else { NONE }))
+        .collect();
+    let start = Instant::now();
+    let r = Replay {
+        by_thread,
+        loc_ids,
+        loc_steps,
+        state: (0..n).map(|_| AtomicU8::new(PENDING)).collect(),
+        emitted_at: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        frontier: AtomicUsize::new(0),
+        advance: Mutex::new(()),
+        unsettled: Mutex::new(Vec::new()),
+        unsettled_n: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        decided: Mutex::new(false),
+        start,
+        deadline: start + Duration::from_secs_f64(timeout_secs),
+        dir: dir.to_path_buf(),
+        naming: Mutex::new(Naming::default()),
+        seq: AtomicU64::new(0),
+        first: Mutex::new(None),
+        locs: Mutex::new(HashMap::from([(0, String::new())])),
+        debug: std::env::var_os("JRACE_REPLAY_DEBUG").is_some(),
+        s,
+    };
+    if REPLAY.set(r).is_err() {
+        return Err("replay mode started twice".into());
+    }
+    ACTIVE.store(true, Ordering::SeqCst);
+    let _ = std::fs::remove_file(dir.join(RESULT_FILE));
+    let spawned = std::thread::Builder::new()
+        .name("jrace-replay-watchdog".into())
+        .spawn(|| {
+            let Some(r) = REPLAY.get() else { return };
+            while !r.stop.load(Ordering::Acquire) {
+                let now = Instant::now();
+                if now >= r.deadline {
+                    r.finish(Status::Timeout);
+                    return;
+                }
+                std::thread::sleep((r.deadline - now).min(Duration::from_millis(20)));
+            }
+        });
+    if let Err(e) = spawned {
+        return Err(format!("replay: cannot start the watchdog thread: {e}"));
+    }
+    Ok(())
+}
+
+/// The recorder named a new thread (trace id `tid`, Java name `name`); called in
+/// first-seen order.
+pub fn thread_named(tid: u32, name: &str) {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(r) = REPLAY.get() else { return };
+    let mut n = lock(&r.naming);
+    let c = n.seen.entry(name.to_string()).or_insert(0);
+    let occ = *c;
+    *c += 1;
+    if let Some(i) =
+        r.s.threads
+            .iter()
+            .position(|t| t.name == name && t.occurrence == occ)
+    {
+        n.tids.insert(tid, i);
+    }
+}
+
+/// The recorder interned a location token under `id`.
+pub fn loc_named(id: u32, token: &str) {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(r) = REPLAY.get() else { return };
+    lock(&r.locs).insert(id, token.to_string());
+    if let Some(steps) = r.loc_steps.get(token) {
+        for &j in steps {
+            r.loc_ids[j].store(id, Ordering::Release);
+        }
+    }
+}
+
+/// The recorder appended an event to thread `tid`'s log (called on that thread).
+pub fn emitted(tid: u32, kind: Kind, loc: u32, value: Option<i64>) {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(r) = REPLAY.get() else { return };
+    let _ = ME.try_with(|me| {
+        if me.tid.get() != tid {
+            me.tid.set(tid);
+            me.count.set(0);
+            me.unsettled.set(false);
+            me.thread
+                .set(lock(&r.naming).tids.get(&tid).copied().unwrap_or(FREE));
+        }
+        let k = me.count.get() + 1;
+        me.count.set(k);
+        me.last_before_op
+            .set(hook_before_op(kind) && kind != Kind::Branch);
+        let t = me.thread.get();
+        if t == FREE || r.stop.load(Ordering::Acquire) {
+            return;
+        }
+        r.on_event(me, t, k, kind, loc, value);
+    });
+}
+
+/// A hook's entry or exit on this thread: hold it while its next event must wait.
+pub fn gate(p: Point) {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(r) = REPLAY.get() else { return };
+    // Exit gates run outside the hook's own panic guard.
+    let _ = std::panic::catch_unwind(|| gate_in(r, p));
+}
+
+fn gate_in(r: &Replay, p: Point) {
+    let _ = ME.try_with(|me| {
+        let t = me.thread.get();
+        if t == FREE || me.tid.get() == NONE {
+            return;
+        }
+        if p == Point::Entry && me.unsettled.replace(false) {
+            r.settle(t);
+        }
+        if r.stop.load(Ordering::Acquire) {
+            return;
+        }
+        if p == Point::Exit {
+            if let Some(j) = me.early.replace(0).checked_sub(1) {
+                // Hold the operation of a write (release, ...) emitted before its turn.
+                r.debug(|| format!("thread {t} emitted step {j} early, holds"));
+                r.wait(|| r.ready(j, t));
+            }
+        }
+        // The next event is k = count + 1. Branches are invisible to other threads and
+        // access hooks emit their implicit branch together with the access, so the gate
+        // is for the next step that is not a branch.
+        let steps = &r.by_thread[t];
+        let next = me.count.get() as usize;
+        let target = steps
+            .get(next..)
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .find(|&j| r.s.steps[j].kind != Kind::Branch);
+        match target {
+            Some(j) => {
+                if p == Point::Exit && hook_before_op(r.s.steps[j].kind) {
+                    return;
+                }
+                r.debug(|| format!("{p:?}: thread {t} holds for step {j}"));
+                r.wait(|| r.ready(j, t));
+                r.debug(|| format!("{p:?}: thread {t} runs step {j}"));
+            }
+            None => {
+                // Past its part of the schedule: held until the replay is decided, but
+                // not between a write (release, ...) hook and its operation.
+                if p == Point::Exit && me.last_before_op.get() {
+                    return;
+                }
+                r.debug(|| format!("{p:?}: thread {t} done, held"));
+                r.wait(|| false);
+            }
+        }
+    });
+}
+
+/// VMDeath: stop gating; the result says `exited` unless something was decided.
+pub fn vm_death() {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    if let Some(r) = REPLAY.get() {
+        let status = if Instant::now() >= r.deadline {
+            Status::Timeout
+        } else {
+            Status::Exited
+        };
+        r.finish(status);
+    }
+}
+
+impl Replay {
+    fn debug(&self, msg: impl FnOnce() -> String) {
+        if self.debug {
+            if let Some(a) = runtime::agent() {
+                a.log(&format!("replay: {}", msg()));
+            }
+        }
+    }
+
+    fn nanos(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn step_ref(&self, j: usize) -> StepRef {
+        let st = &self.s.steps[j];
+        StepRef {
+            thread: self.s.threads[st.thread as usize].trace_name.clone(),
+            k: st.k,
+            kind: st.kind,
+            loc: st.loc.clone(),
+        }
+    }
+
+    fn on_event(&self, me: &Me, t: usize, k: u32, kind: Kind, loc: u32, value: Option<i64>) {
+        let steps = &self.by_thread[t];
+        let countable = !matches!(kind, Kind::Begin | Kind::End | Kind::Branch);
+        let seq = if countable {
+            self.seq.fetch_add(1, Ordering::AcqRel) + 1
+        } else {
+            self.seq.load(Ordering::Acquire)
+        };
+        let Some(&j) = steps.get(k as usize - 1) else {
+            return;
+        };
+        let st = &self.s.steps[j];
+        if st.kind != kind || self.loc_ids[j].load(Ordering::Acquire) != loc {
+            let found_loc = lock(&self.locs).get(&loc).cloned().unwrap_or_default();
+            self.finish(Status::Diverged {
+                at: self.step_ref(j),
+                found_kind: kind,
+                found_loc,
+            });
+            return;
+        }
+        if !matches!(kind, Kind::Begin | Kind::End | Kind::Branch) && !self.ready(j, t) {
+            me.early.set(j + 1);
+        }
+        self.emitted_at[j].store(self.nanos(), Ordering::Release);
+        if hook_before_op(kind) && kind != Kind::Branch {
+            lock(&self.unsettled).push(j);
+            self.unsettled_n.fetch_add(1, Ordering::AcqRel);
+            self.state[j].store(EMITTED, Ordering::Release);
+            me.unsettled.set(true);
+        } else {
+            self.state[j].store(DONE, Ordering::Release);
+        }
+        {
+            let _g = lock(&self.advance);
+            let mut f = self.frontier.load(Ordering::Acquire);
+            while f < self.state.len() && self.state[f].load(Ordering::Acquire) != PENDING {
+                f += 1;
+            }
+            self.frontier.store(f, Ordering::Release);
+        }
+        let n = self.s.steps.len();
+        let ran = || RanAccess {
+            thread: self.s.threads[t].trace_name.clone(),
+            k,
+            kind,
+            loc: st.loc.clone(),
+            value,
+        };
+        if j == n - 2 {
+            *lock(&self.first) = Some((seq, ran()));
+        } else if j == n - 1 {
+            let first = lock(&self.first).take();
+            let second = Some(ran());
+            let (status, first) = match first {
+                Some((s1, a)) if seq == s1 + 1 => (Status::Reproduced, Some(a)),
+                Some((s1, a)) => (Status::Separated(Some(seq - s1 - 1)), Some(a)),
+                None => (Status::Separated(None), None),
+            };
+            self.finish_with(status, first, second);
+        }
+    }
+
+    /// This thread reached a new hook: its emitted steps' operations have happened.
+    fn settle(&self, t: usize) {
+        let mut u = lock(&self.unsettled);
+        u.retain(|&j| {
+            if self.s.steps[j].thread as usize == t {
+                self.state[j].store(DONE, Ordering::Release);
+                self.unsettled_n.fetch_sub(1, Ordering::AcqRel);
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    /// Whether thread `t` may run step `j`: every step before it has run, except its own
+    /// (branches) that it emits on the way and other threads' branches (which nothing
+    /// else can observe).
+    fn ready(&self, j: usize, t: usize) -> bool {
+        let mut f = self.frontier.load(Ordering::Acquire);
+        while f < j {
+            let st = &self.s.steps[f];
+            if st.thread as usize != t
+                && st.kind != Kind::Branch
+                && self.state[f].load(Ordering::Acquire) == PENDING
+            {
+                return false;
+            }
+            f += 1;
+        }
+        if self.unsettled_n.load(Ordering::Acquire) == 0 {
+            return true;
+        }
+        let now = self.nanos();
+        let u = lock(&self.unsettled);
+        !u.iter().any(|&i| {
+            i < j
+                && self.s.steps[i].thread as usize != t
+                && now.saturating_sub(self.emitted_at[i].load(Ordering::Acquire))
+                    < SETTLE.as_nanos() as u64
+        })
+    }
+
+    /// Holds the calling thread until `ready`, the end of gating, or the deadline.
+    fn wait(&self, mut ready: impl FnMut() -> bool) {
+        let mut i = 0u32;
+        loop {
+            if self.stop.load(Ordering::Acquire)
+                || runtime::agent().is_some_and(|a| a.stopped.load(Ordering::Relaxed))
+            {
+                return;
+            }
+            if ready() {
+                return;
+            }
+            if Instant::now() >= self.deadline {
+                self.finish(Status::Timeout);
+                return;
+            }
+            if i < 64 {
+                std::hint::spin_loop();
+            } else if i < 128 {
+                std::thread::yield_now();
+            } else if i < 1000 {
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            i = i.saturating_add(1);
+        }
+    }
+
+    fn finish(&self, status: Status) {
+        let first = lock(&self.first).as_ref().map(|(_, a)| a.clone());
+        self.finish_with(status, first, None);
+    }
+
+    /// Decides the outcome (the first decision wins), writes the result, opens all gates.
+    fn finish_with(&self, status: Status, first: Option<RanAccess>, second: Option<RanAccess>) {
+        let mut decided = lock(&self.decided);
+        if *decided {
+            return;
+        }
+        *decided = true;
+        self.stop.store(true, Ordering::SeqCst);
+        let done = self.frontier.load(Ordering::Acquire);
+        let total = self.s.steps.len();
+        let result = ReplayResult {
+            waiting: (done < total && !matches!(status, Status::Reproduced))
+                .then(|| self.step_ref(done)),
+            status,
+            first,
+            second,
+            done: done as u64,
+            total: total as u64,
+        };
+        let text = result.to_text();
+        let tmp = self.dir.join(format!("{RESULT_FILE}.tmp"));
+        let path = self.dir.join(RESULT_FILE);
+        let written = std::fs::write(&tmp, &text).and_then(|_| std::fs::rename(&tmp, &path));
+        if let Some(a) = runtime::agent() {
+            match written {
+                Ok(()) => a.log(&format!("replay: {}", text.lines().nth(1).unwrap_or(""))),
+                Err(e) => a.log(&format!("replay: cannot write {}: {e}", path.display())),
+            }
+        }
+    }
+}
