@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod record;
+mod replay;
 
 const DEMO_TRACE: &str = include_str!("../examples/bank.std");
 
@@ -74,6 +75,10 @@ enum Command {
     /// run as recorded elided, where the schedule departs from the recording, the race.
     #[command(after_help = WITNESS_HELP)]
     Witness(WitnessArgs),
+    /// Run the program again under the agent, holding its threads to follow one race's
+    /// witness, and say whether the two accesses ran back to back.
+    #[command(after_help = replay::REPLAY_HELP)]
+    Replay(replay::ReplayArgs),
 }
 
 const WITNESS_HELP: &str = "The trace is analyzed as by `jrace analyze --witness` with the same \
@@ -226,6 +231,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run_cmd(&args),
         Command::Demo => demo(),
         Command::Witness(args) => witness_cmd(&args),
+        Command::Replay(args) => replay::replay_cmd(&args),
     }
 }
 

@@ -31,6 +31,9 @@ pub struct RecordOptions {
     /// Stop recording (not the program) when the trace reaches this many MB.
     #[arg(long, value_name = "MB")]
     pub max_mb: Option<u64>,
+    /// More agent options, appended as given (`jrace replay`'s `replay=FILE,...`).
+    #[arg(skip)]
+    pub agent_extra: Option<String>,
 }
 
 /// The agent library: next to this executable (also cargo's `deps/`), else `$JRACE_AGENT`.
@@ -86,6 +89,9 @@ pub fn agent_option(agent: &Path, dir: &Path, o: &RecordOptions) -> Result<Strin
     }
     if let Some(mb) = o.max_mb {
         s += &format!(",max_mb={mb}");
+    }
+    if let Some(extra) = &o.agent_extra {
+        s += &format!(",{extra}");
     }
     Ok(s)
 }

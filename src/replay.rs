@@ -1,0 +1,309 @@
+//! `jrace replay TRACE --race ID [-d DETECTORS] [--timeout SECS] [-o DIR] -- java ...`:
+//! makes a predicted race happen in a new run of the program.
+//!
+//! The trace is analyzed as by `jrace witness` (same detectors, same race ids) and the
+//! race's validated witness becomes a per-thread schedule (each step: thread, k-th event
+//! of that thread in the trace, kind, location; the last two steps are the racing pair),
+//! written to `DIR/replay.schedule` ([`jrace_trace::schedule`] describes the format).
+//! The program then runs under the agent with `replay=DIR/replay.schedule` and
+//! `out=DIR` (so the replayed run is recorded too), and with the include/exclude/branch
+//! settings the trace was recorded with, so that per-thread event numbers mean the same.
+//! The agent holds threads to follow the schedule (agent/src/replay.rs has the gate rule)
+//! and writes `DIR/replay.result`, which this command prints as one line:
+//!
+//! ```text
+//! reproduced: VARIABLE LOC1 LOC2 (values: THREAD KIND VALUE, THREAD KIND VALUE)
+//! diverged at THREAD event K: expected KIND@LOC, found KIND@LOC
+//! timed out at step I of N: THREAD event K (KIND@LOC) had not run
+//! not reproduced: ...
+//! ```
+//!
+//! Exit status: 0 reproduced, 1 anything else, 2 bad usage or input (no such race, a race
+//! without a witness, a `.std` trace). The program's standard streams pass through.
+
+use crate::record;
+use anyhow::{bail, Context, Result};
+use jrace_trace::schedule::{
+    thread_keys, ReplayResult, Schedule, ScheduleStep, ScheduleThread, Status, RESULT_FILE,
+};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+pub const REPLAY_HELP: &str = "The trace is analyzed as by `jrace witness` with the same \
+detectors, so race ids match; the race's witness becomes a schedule of per-thread event \
+numbers (DIR/replay.schedule) that the agent enforces in a new run of the program, which must \
+be the same command as the recorded run (same input, same classes). The replayed run is \
+recorded into DIR too. The last line says what happened:\n\n\
+  reproduced: VARIABLE LOC1 LOC2 (values: ...)    both accesses ran back to back\n\
+  diverged at THREAD event K: expected KIND@LOC, found KIND@LOC\n\
+  timed out at step I of N: ...                   gating stopped at the deadline\n\
+  not reproduced: ...                             the program ended first, or the accesses ran apart\n\n\
+Exit status: 0 reproduced, 1 otherwise, 2 bad usage or input.\n\n\
+Example:\n  jrace record -o bank.trace -- java -cp classes demo.Bank\n  jrace replay bank.trace --race 1 -- java -cp classes demo.Bank";
+
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// A trace directory written by the recorder.
+    trace: PathBuf,
+    /// The race id, as in `jrace analyze`'s report with the same detectors.
+    #[arg(long, value_name = "ID")]
+    race: u64,
+    /// Comma-separated detectors, or `all` (the same default as `analyze`).
+    #[arg(short, long, value_delimiter = ',', default_value = "hb,shb,wcp")]
+    detectors: Vec<String>,
+    /// Stop holding threads after this many seconds (the program then runs freely).
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    timeout: f64,
+    /// Directory for the schedule, the result and the replayed run's trace (default: a
+    /// new directory under the system's temporary directory).
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// The program: `java [JVM options] MAIN|-jar JAR [args]`, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// The race's witness as a schedule of per-thread event numbers.
+fn schedule(
+    trace: &jrace_trace::Trace,
+    race: &jrace_analyzer::report::RaceReport,
+    steps: &[jrace_analyzer::report::WitnessStep],
+) -> Result<Schedule> {
+    let sym = &trace.symbols;
+    let n = sym.threads.len();
+    let names: Vec<&str> = (0..n as u32).map(|t| sym.thread_name(t)).collect();
+    let keys = thread_keys(&names);
+    // k of every event: its 1-based number among its thread's events.
+    let mut count = vec![0u32; n];
+    let mut kth = Vec::with_capacity(trace.events.len());
+    for e in &trace.events {
+        let c = &mut count[e.thread as usize];
+        *c += 1;
+        kth.push(*c);
+    }
+    let mut out = Vec::with_capacity(steps.len());
+    for s in steps {
+        let Some(e) = (s.event as usize)
+            .checked_sub(1)
+            .and_then(|i| trace.events.get(i))
+        else {
+            bail!("witness step {} is outside the trace", s.event);
+        };
+        out.push(ScheduleStep {
+            thread: e.thread,
+            k: kth[s.event as usize - 1],
+            kind: e.kind,
+            loc: sym.loc_name(e.loc).to_string(),
+        });
+    }
+    Ok(Schedule {
+        race: race.id,
+        variable: race.variable.clone(),
+        threads: keys
+            .into_iter()
+            .zip(&names)
+            .map(|((name, occurrence), t)| ScheduleThread {
+                name,
+                occurrence,
+                trace_name: t.to_string(),
+            })
+            .collect(),
+        steps: out,
+    })
+}
+
+/// The include/exclude/branch settings of the recording, so that the replayed run
+/// records (and counts) the same events.
+fn recorded_options(trace: &Path, out: &Path) -> record::RecordOptions {
+    let mut o = record::RecordOptions {
+        output: Some(out.to_path_buf()),
+        ..Default::default()
+    };
+    if let Ok(r) = jrace_trace::binlog::TraceReader::open(trace) {
+        o.no_branches = r.meta().get("branches").is_some_and(|v| v == "0");
+    }
+    let log = std::fs::read_to_string(trace.join("record.log")).unwrap_or_default();
+    if let Some(line) = log.lines().find_map(|l| l.strip_prefix("agent option: ")) {
+        if let Some((_, opts)) = line.split_once('=') {
+            for part in opts.split(',') {
+                match part.split_once('=') {
+                    Some(("exclude", v)) => o.exclude.extend(v.split(';').map(String::from)),
+                    Some(("include", v)) => o.include.extend(v.split(';').map(String::from)),
+                    Some(("branches", "0")) => o.no_branches = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    o
+}
+
+fn at(kind: jrace_trace::Kind, loc: &str) -> String {
+    if loc.is_empty() {
+        kind.name().to_string()
+    } else {
+        format!("{}@{loc}", kind.name())
+    }
+}
+
+fn value(v: Option<i64>) -> String {
+    v.map_or("?".into(), |v| v.to_string())
+}
+
+/// The one line `jrace replay` prints for a result.
+pub fn describe(r: &ReplayResult, variable: &str) -> String {
+    let waiting = || match &r.waiting {
+        Some(w) => format!(
+            "step {} of {}: {} event {} ({}) had not run",
+            r.done + 1,
+            r.total,
+            w.thread,
+            w.k,
+            at(w.kind, &w.loc)
+        ),
+        None => format!("all {} steps had run", r.total),
+    };
+    match &r.status {
+        Status::Reproduced => {
+            let (Some(a), Some(b)) = (&r.first, &r.second) else {
+                return "reproduced".into();
+            };
+            format!(
+                "reproduced: {variable} {} {} (values: {} {} {}, {} {} {})",
+                a.loc,
+                b.loc,
+                a.thread,
+                a.kind.name(),
+                value(a.value),
+                b.thread,
+                b.kind.name(),
+                value(b.value)
+            )
+        }
+        Status::Separated(n) => match n {
+            Some(n) => {
+                format!("not reproduced: both accesses to {variable} ran, {n} other events apart")
+            }
+            None => format!("not reproduced: the second access to {variable} ran before the first"),
+        },
+        Status::Diverged {
+            at: s,
+            found_kind,
+            found_loc,
+        } => format!(
+            "diverged at {} event {}: expected {}, found {}",
+            s.thread,
+            s.k,
+            at(s.kind, &s.loc),
+            at(*found_kind, found_loc)
+        ),
+        Status::Timeout => format!("timed out at {}", waiting()),
+        Status::Exited => format!("not reproduced: the program ended first ({})", waiting()),
+    }
+}
+
+pub fn replay_cmd(args: &ReplayArgs) -> Result<ExitCode> {
+    let names = crate::detector_names(&args.detectors)?;
+    if !(args.timeout >= 0.0 && args.timeout.is_finite()) {
+        bail!(
+            "--timeout: expected a number of seconds, found {}",
+            args.timeout
+        );
+    }
+    if !args.trace.is_dir() {
+        bail!(
+            "{} is not a trace directory: replay needs a trace recorded by jrace's agent",
+            args.trace.display()
+        );
+    }
+    let path = args.trace.clone();
+    let rep = crate::analyze_source(
+        &args.trace,
+        &|| crate::open(&path),
+        &names,
+        true,
+        &Default::default(),
+    )?;
+    let Some(race) = rep.races.iter().find(|r| r.id == args.race) else {
+        bail!(
+            "no race {} in {}: detectors {} report {}",
+            args.race,
+            args.trace.display(),
+            names.join(","),
+            match rep.races.len() {
+                0 => "no race".to_string(),
+                n => format!("races 1 to {n}"),
+            }
+        );
+    };
+    let Some(Some(steps)) = &race.witness else {
+        bail!(
+            "race {} ({} on {}) has no validated witness to replay",
+            race.id,
+            race.kind,
+            race.variable
+        );
+    };
+    let trace = jrace_trace::load(&args.trace)
+        .with_context(|| format!("cannot read {}", args.trace.display()))?;
+    let sched = schedule(&trace, race, steps)?;
+    let dir = match &args.output {
+        Some(d) => d.clone(),
+        None => {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            std::env::temp_dir().join(format!(
+                "jrace-replay-{secs}-{}-race{}",
+                std::process::id(),
+                race.id
+            ))
+        }
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let dir = dir.canonicalize().unwrap_or(dir);
+    let file = dir.join("replay.schedule");
+    if file.to_string_lossy().contains(',') {
+        bail!(
+            "the replay directory may not contain a comma: {}",
+            dir.display()
+        );
+    }
+    std::fs::write(&file, sched.to_text())
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    let _ = std::fs::remove_file(dir.join(RESULT_FILE));
+    let mut opts = recorded_options(&args.trace, &dir);
+    opts.agent_extra = Some(format!(
+        "replay={},replay_timeout={}",
+        file.display(),
+        args.timeout
+    ));
+    let (_, status) = record::record(&opts, &args.command)?;
+    eprintln!("jrace: replayed run recorded in {}", dir.display());
+    let result = dir.join(RESULT_FILE);
+    let text = match std::fs::read_to_string(&result) {
+        Ok(t) => t,
+        Err(_) => {
+            println!(
+                "not reproduced: the agent wrote no result (the program exited with status {} \
+                 before the agent started, or the JVM did not load it)",
+                record::exit_code(status)
+            );
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let r = ReplayResult::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", result.display()))?;
+    if !status.success() {
+        eprintln!(
+            "jrace: the program exited with status {}",
+            record::exit_code(status)
+        );
+    }
+    println!("{}", describe(&r, &race.variable));
+    Ok(if r.status == Status::Reproduced {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
