@@ -465,7 +465,6 @@ impl Agent {
                 bci: Some(l.bci),
             };
             self.io(self.writer.loc(id, &token, Some(&detail)));
-            crate::replay::loc_named(id, &token); // replay
         }
         id
     }
@@ -639,8 +638,31 @@ pub struct ThreadState {
     fixed: Vec<(&'static str, u32)>,
     /// Sites whose stack this thread recorded (threads with ids >= 64; see `stack_seen`).
     stacks_seen: FxHashSet<i32>,
-    /// A read was written since the last branch.
-    read_since_branch: bool,
+    /// What was read since the last branch (for implicit branches; see
+    /// [`Cx::implicit_branch`]).
+    since_branch: SinceBranch,
+}
+
+/// The reads a thread did since its last branch event, as far as they can decide an
+/// address: reference values read (exact: references are never computed), whether any
+/// other value was read (an array index may be computed from it), and whether a read
+/// without a value (a modelled library call) happened, whose result may be anything.
+#[derive(Default)]
+struct SinceBranch {
+    refs: Vec<u64>,
+    prim: bool,
+    any_address: bool,
+}
+
+impl SinceBranch {
+    fn any(&self) -> bool {
+        self.prim || self.any_address || !self.refs.is_empty()
+    }
+    fn clear(&mut self) {
+        self.refs.clear();
+        self.prim = false;
+        self.any_address = false;
+    }
 }
 
 /// Everything a hook needs from thread-local storage, in one place (one TLS lookup; in a
@@ -670,6 +692,8 @@ struct Cx<'a> {
     a: &'static Agent,
     env: *mut JNIEnv,
     t: &'a mut ThreadState,
+    /// The access being recorded carries a reference (an object id) as its value.
+    ref_value: bool,
 }
 
 /// Runs a hook body on this thread's state: no re-entry (JNI calls made by a hook may run
@@ -706,15 +730,18 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
             }
             // SAFETY: `owner` keeps the state alive while `state` points to it.
             let ts = unsafe { &*p };
-            crate::replay::gate(crate::replay::Point::Entry); // replay
             let mut g = lock(ts);
             if g.log.is_none() {
                 return;
             }
-            let mut cx = Cx { a, env, t: &mut g };
+            let mut cx = Cx {
+                a,
+                env,
+                t: &mut g,
+                ref_value: false,
+            };
             f(&mut cx);
         }));
-        crate::replay::gate(crate::replay::Point::Exit); // replay
         tls.in_hook.set(false);
         if r.is_err() {
             a.log("internal error: a hook panicked; the event was dropped");
@@ -761,9 +788,14 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         bytes_counted: 0,
         fixed: Vec::new(),
         stacks_seen: FxHashSet::default(),
-        read_since_branch: false,
+        since_branch: SinceBranch::default(),
     };
-    let mut cx = Cx { a, env, t: &mut t };
+    let mut cx = Cx {
+        a,
+        env,
+        t: &mut t,
+        ref_value: false,
+    };
     cx.emit(Kind::Begin, 0, 0, None, true);
     Some(Arc::new(Mutex::new(t)))
 }
@@ -813,7 +845,6 @@ unsafe fn thread_id(a: &Agent, java: &Java, env: *mut JNIEnv, thread: jobject) -
     let t = *n.threads.entry(jid).or_insert(len);
     if t == len {
         // Thread names need not be unique: a repeated name gets the Java id appended.
-        crate::replay::thread_named(t, &s); // replay
         let taken = n.thread_names.insert(s.clone());
         let shown = if taken { s } else { format!("{s}#{jid}") };
         a.io(a.writer.name(Table::Thread, t, &shown));
@@ -842,6 +873,7 @@ pub fn thread_end() {
                 a,
                 env: std::ptr::null_mut(),
                 t: &mut g,
+                ref_value: false,
             };
             cx.emit(Kind::End, 0, 0, None, true);
             if let Some(log) = g.log.take() {
@@ -867,9 +899,22 @@ impl Cx<'_> {
         // A branch constrains the values of the reads before it; a second branch with no
         // read in between constrains nothing more, so it is not written.
         match kind {
-            Kind::Branch if !self.t.read_since_branch => return,
-            Kind::Branch => self.t.read_since_branch = false,
-            Kind::Read | Kind::VRead => self.t.read_since_branch = true,
+            Kind::Branch if !self.t.since_branch.any() => return,
+            Kind::Branch => self.t.since_branch.clear(),
+            Kind::Read | Kind::VRead => {
+                let sb = &mut self.t.since_branch;
+                match value {
+                    None => sb.any_address = true,
+                    Some(v) if self.ref_value => {
+                        if sb.refs.len() >= 16 {
+                            sb.any_address = true;
+                        } else if v != 0 && !sb.refs.contains(&(v as u64)) {
+                            sb.refs.push(v as u64);
+                        }
+                    }
+                    Some(_) => sb.prim = true,
+                }
+            }
             _ => {}
         }
         let a = self.a;
@@ -889,7 +934,6 @@ impl Cx<'_> {
                 self.t.log = None;
                 return;
             }
-            crate::replay::emitted(self.t.tid, kind, loc, value); // replay
             self.t.until_size_check -= 1;
             if self.t.until_size_check == 0 {
                 self.t.until_size_check = SIZE_CHECK_EVERY;
@@ -1071,16 +1115,21 @@ impl Cx<'_> {
         if !volatile {
             self.stack_once(e, site);
         }
-        self.implicit_branch(e.loc);
+        self.implicit_branch(obj, false, e.loc);
         self.emit(kind, v, e.loc, Some(value), volatile);
     }
 
-    /// An implicit control point (RVPredict §4): dereferencing a reference or indexing an
-    /// array is a decision on the values read before it, like a conditional jump. Only
-    /// written when branches are recorded and a read came since the last branch.
+    /// An implicit control point (RVPredict §4): which variable an access touches is a
+    /// decision on the values read before it, like a conditional jump, when the object
+    /// (or lock) it goes through was read since the last branch, or, for an array
+    /// element, when any value was (the index may be computed from it). Only written when
+    /// branches are recorded.
     #[inline]
-    fn implicit_branch(&mut self, loc: u32) {
-        if self.a.opts.branches && self.t.read_since_branch {
+    fn implicit_branch(&mut self, obj: u64, indexed: bool, loc: u32) {
+        let sb = &self.t.since_branch;
+        if self.a.opts.branches
+            && (sb.any_address || (indexed && sb.prim) || sb.refs.contains(&obj))
+        {
             self.emit(Kind::Branch, 0, loc, None, false);
         }
     }
@@ -1221,6 +1270,10 @@ impl Cx<'_> {
                     self.t.seen_init.insert(m);
                     let mv = self.field_var(0, m);
                     self.emit(Kind::VRead, mv, e.loc, Some(1), true);
+                    // The thread went on because the class was initialized.
+                    if self.a.opts.branches {
+                        self.emit(Kind::Branch, 0, e.loc, None, false);
+                    }
                 }
             }
         }
@@ -1237,7 +1290,6 @@ impl Cx<'_> {
         if !volatile {
             self.stack_once(e, site);
         }
-        self.implicit_branch(e.loc);
         self.emit(kind, v, e.loc, Some(value), volatile);
     }
 
@@ -1255,7 +1307,7 @@ impl Cx<'_> {
         });
         let kind = if write { Kind::Write } else { Kind::Read };
         self.stack_once(e, site);
-        self.implicit_branch(e.loc);
+        self.implicit_branch(obj, true, e.loc);
         self.emit(kind, v, e.loc, Some(value), false);
     }
 
@@ -1329,7 +1381,9 @@ impl Cx<'_> {
         };
         let (so, dobj) = (self.obj(src), self.obj(dst));
         self.stack_once(e, site);
-        self.implicit_branch(e.loc);
+        self.implicit_branch(so, true, e.loc);
+        self.implicit_branch(dobj, true, e.loc);
+        let was_ref = std::mem::replace(&mut self.ref_value, elem == b'L' || elem == b'[');
         for (i, &v) in values.iter().enumerate() {
             let idx = (sp + i as i32) as u32;
             let var = self.var((so | 1 << 63, idx), sid, |_| format!("{so}[{idx}]"));
@@ -1340,6 +1394,7 @@ impl Cx<'_> {
             let var = self.var((dobj | 1 << 63, idx), sid, |_| format!("{dobj}[{idx}]"));
             self.emit(Kind::Write, var, e.loc, Some(v), false);
         }
+        self.ref_value = was_ref;
     }
 
     // --- locks ---
@@ -1357,7 +1412,7 @@ impl Cx<'_> {
         let c = self.t.held.entry(obj).or_insert((0, l));
         c.0 += 1;
         if c.0 == 1 {
-            self.implicit_branch(loc);
+            self.implicit_branch(obj, false, loc);
             self.emit(Kind::Acquire, l, loc, None, true);
         }
     }
@@ -1418,6 +1473,11 @@ impl Cx<'_> {
         } else if write {
             self.emit(Kind::VWrite, v, loc, None, true);
         }
+        // The call returned (await, get, take, lock, ...) because of what it read: a
+        // control decision, so predicted runs keep that read's writer (mcm).
+        if read && self.a.opts.branches {
+            self.emit(Kind::Branch, 0, loc, None, false);
+        }
     }
 
     /// The static id of one of the recorder's own field names (`$sync`, `$state`, ...),
@@ -1435,6 +1495,7 @@ impl Cx<'_> {
     }
 
     fn plain_state(&mut self, obj: u64, loc: u32, write: bool) {
+        self.implicit_branch(obj, false, loc);
         let sid = self.fixed_static("$state");
         let v = self.field_var(obj, sid);
         let k = if write { Kind::Write } else { Kind::Read };
@@ -1944,6 +2005,7 @@ unsafe extern "C" fn rd_d(env: Env, _: jclass, v: jdouble, o: jobject, site: jin
 unsafe extern "C" fn rd_a(env: Env, _: jclass, v: jobject, o: jobject, site: jint) {
     hook(env, |cx| {
         let v = obj_value!(cx, v);
+        cx.ref_value = true;
         cx.field(false, o, site, v)
     });
 }
@@ -1962,6 +2024,7 @@ unsafe extern "C" fn wr_d(env: Env, _: jclass, o: jobject, v: jdouble, site: jin
 unsafe extern "C" fn wr_a(env: Env, _: jclass, o: jobject, v: jobject, site: jint) {
     hook(env, |cx| {
         let v = obj_value!(cx, v);
+        cx.ref_value = true;
         cx.field(true, o, site, v)
     });
 }
@@ -1980,6 +2043,7 @@ unsafe extern "C" fn sr_d(env: Env, _: jclass, v: jdouble, site: jint) {
 unsafe extern "C" fn sr_a(env: Env, _: jclass, v: jobject, site: jint) {
     hook(env, |cx| {
         let v = obj_value!(cx, v);
+        cx.ref_value = true;
         cx.static_field(false, site, v)
     });
 }
@@ -1998,6 +2062,7 @@ unsafe extern "C" fn sw_d(env: Env, _: jclass, v: jdouble, site: jint) {
 unsafe extern "C" fn sw_a(env: Env, _: jclass, v: jobject, site: jint) {
     hook(env, |cx| {
         let v = obj_value!(cx, v);
+        cx.ref_value = true;
         cx.static_field(true, site, v)
     });
 }
@@ -2016,6 +2081,7 @@ unsafe extern "C" fn ar_d(env: Env, _: jclass, v: jdouble, a: jobject, i: jint, 
 unsafe extern "C" fn ar_a(env: Env, _: jclass, v: jobject, a: jobject, i: jint, site: jint) {
     hook(env, |cx| {
         let v = obj_value!(cx, v);
+        cx.ref_value = true;
         cx.array(false, a, i, site, v)
     });
 }
@@ -2034,6 +2100,7 @@ unsafe extern "C" fn aw_d(env: Env, _: jclass, a: jobject, i: jint, v: jdouble, 
 unsafe extern "C" fn aw_a(env: Env, _: jclass, a: jobject, i: jint, v: jobject, site: jint) {
     hook(env, |cx| {
         let v = obj_value!(cx, v);
+        cx.ref_value = true;
         cx.array(true, a, i, site, v)
     });
 }
