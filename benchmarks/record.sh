@@ -66,8 +66,8 @@ PY
   stats=$($JRACE stats "$WORK/$w")
   events=$(echo "$stats" | awk '/^events:/ {print $2}')
   bpe=$(echo "$stats" | sed -n 's/.*(\([0-9.]*\) bytes\/event).*/\1/p')
-  inst=$(echo "$stats" | awk '/instrument_ms/ {print $NF}')
-  classes=$(echo "$stats" | awk '/instrumented_classes/ {print $NF}')
+  inst=$(echo "$stats" | awk '/recorder: instrument_ms/ {print $NF}')
+  classes=$(echo "$stats" | awk '/recorder: instrumented_classes/ {print $NF}')
   slow=$(python3 -c "print(f'{$rec/$base:.1f}x')")
   eps=$(python3 -c "print(f'{$events/$rec/1e6:.1f}')")
   rows+="| $w | $base | $rec | $slow | $events | $bpe | $eps | $classes | $inst |"$'\n'
