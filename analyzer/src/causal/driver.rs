@@ -55,7 +55,7 @@ impl Default for Options {
             timeout_ms: 10_000,
             max_pairs_per_signature: 8,
             max_scan: 256,
-            margin: 1_000,
+            margin: 2_000,
             branches: None,
             overlap: true,
             inject_unknown_every: 0,

@@ -24,7 +24,7 @@
 //! release is in S by (2).
 //!
 //! **Query windows.** Inside a window, each query only sees the pair-centered part
-//! `[first − margin, second + margin]` ([`driver::Options::margin`], 1,000 events);
+//! `[first − margin, second + margin]` ([`driver::Options::margin`], 2,000 events);
 //! the window's events before it join its fixed past. This bounds the query size on
 //! long windows (z3 time grows about quadratically with it). Reads whose value cannot
 //! change in the query (their own thread's latest write, or the initial value, with no
@@ -51,6 +51,11 @@
 //!
 //! None of this is unsound: every report carries a witness validated against the whole
 //! trace ([`crate::witness`], model cf for mcm, value for said).
+//!
+//! **Deduplication.** Detectors do not see static names, so pairs are grouped by
+//! (dynamic variable, location pair), as [`crate::RaceSink`] keys them; a group is
+//! done at its first validated race, and groups already reported are skipped in later
+//! windows. The report then folds variables into race signatures (DESIGN §5).
 //!
 //! Also bounded, for cost, and sound: per window at most
 //! [`driver::Options::max_pairs_per_signature`] pairs of one (variable, location pair)
