@@ -190,8 +190,14 @@ impl Failure {
 fn check_family(name: &str) -> Vec<Failure> {
     let src = families_src().join(format!("{name}.java"));
     let truth = Truth::parse_file(&src).unwrap_or_else(|e| panic!("bad truth: {e}"));
-    assert!(!truth.races.is_empty(), "{name}: a family program has a RACE line");
-    assert!(!truth.noraces.is_empty(), "{name}: a family program has a NORACE line");
+    assert!(
+        !truth.races.is_empty(),
+        "{name}: a family program has a RACE line"
+    );
+    assert!(
+        !truth.noraces.is_empty(),
+        "{name}: a family program has a NORACE line"
+    );
     let dir = scratch(name);
     let trace = dir.join("trace");
     let mut fails = Vec::new();
@@ -215,7 +221,10 @@ fn check_family(name: &str) -> Vec<Failure> {
         text(&plain.stderr)
     );
     let rec = record(&trace, &[], &truth.main_class, &[]);
-    if rec.status.code() != plain.status.code() || rec.stdout != plain.stdout || rec.stderr != plain.stderr {
+    if rec.status.code() != plain.status.code()
+        || rec.stdout != plain.stdout
+        || rec.stderr != plain.stderr
+    {
         fail!(
             "OUTPUT",
             format!(
@@ -230,11 +239,19 @@ fn check_family(name: &str) -> Vec<Failure> {
         );
     }
     if !rec.status.success() {
-        fail!("RECORD", format!("jrace record exited with {:?}", rec.status.code()));
+        fail!(
+            "RECORD",
+            format!("jrace record exited with {:?}", rec.status.code())
+        );
     }
 
     // -Xverify:all with the agent, as a separate run.
-    let ver = record(&dir.join("verify"), &["-Xverify:all"], &truth.main_class, &[]);
+    let ver = record(
+        &dir.join("verify"),
+        &["-Xverify:all"],
+        &truth.main_class,
+        &[],
+    );
     let verr = text(&ver.stderr);
     if !ver.status.success() || verr.contains("VerifyError") || ver.stdout != plain.stdout {
         fail!(
@@ -260,7 +277,11 @@ fn check_family(name: &str) -> Vec<Failure> {
         .iter()
         .map(|d| d["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.join(","), DETECTORS, "{name}: the requested detectors ran");
+    assert_eq!(
+        names.join(","),
+        DETECTORS,
+        "{name}: the requested detectors ran"
+    );
     let races = reported(&doc);
 
     for r in &truth.races {
@@ -292,7 +313,11 @@ fn check_family(name: &str) -> Vec<Failure> {
             }
             continue;
         }
-        if truth.races.iter().any(|r| r.matches(&x.variable, &x.a, &x.b)) {
+        if truth
+            .races
+            .iter()
+            .any(|r| r.matches(&x.variable, &x.a, &x.b))
+        {
             continue;
         }
         // Not a listed signature. hb, wcp and cp are sound for the first race of a variable
@@ -403,9 +428,15 @@ fn every_family_program_has_a_test_and_a_valid_truth() {
         }
     }
     let listed: BTreeSet<String> = FAMILIES.iter().map(|s| s.to_string()).collect();
-    assert_eq!(found, listed, "families with a truth vs families tested here");
+    assert_eq!(
+        found, listed,
+        "families with a truth vs families tested here"
+    );
     for (p, c) in KNOWN_RECORDER_GAPS {
-        assert!(listed.contains(*p), "KNOWN_RECORDER_GAPS names unknown program {p}");
+        assert!(
+            listed.contains(*p),
+            "KNOWN_RECORDER_GAPS names unknown program {p}"
+        );
         assert!(!c.is_empty());
     }
 }
@@ -459,12 +490,23 @@ fn killed_jvm_leaves_an_analyzable_trace() {
         panic!("Spin prints its pid first, got {first:?}")
     });
     std::thread::sleep(Duration::from_millis(1000));
-    let k = Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    let k = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
     assert!(k.success(), "kill -9 {pid}");
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(128 + 9), "jrace record exits with 128+SIGKILL");
+    assert_eq!(
+        status.code(),
+        Some(128 + 9),
+        "jrace record exits with 128+SIGKILL"
+    );
     let doc = analyze(&trace, "hb,shb").unwrap_or_else(|e| panic!("{e}"));
-    assert!(doc["trace"]["events"].as_u64().unwrap() > 100, "{}", doc["trace"]);
+    assert!(
+        doc["trace"]["events"].as_u64().unwrap() > 100,
+        "{}",
+        doc["trace"]
+    );
     assert!(
         has_race(
             &doc,
@@ -491,10 +533,16 @@ fn system_exit_with_running_threads_seals_every_log() {
     assert_eq!(text(&out.stdout), "exiting\n");
     assert_eq!(open_logs(&trace), Vec::<String>::new(), "logs left open");
     let doc = analyze(&trace, "hb,shb").unwrap_or_else(|e| panic!("{e}"));
-    assert!(doc["trace"]["threads"].as_u64().unwrap() >= 3, "{}", doc["trace"]);
+    assert!(
+        doc["trace"]["threads"].as_u64().unwrap() >= 3,
+        "{}",
+        doc["trace"]
+    );
     let races = reported(&doc);
     assert!(
-        races.iter().any(|r| r.variable == "families.ExitWhileRunning.shared"),
+        races
+            .iter()
+            .any(|r| r.variable == "families.ExitWhileRunning.shared"),
         "the running threads' events are in the trace"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -510,7 +558,11 @@ fn record_exit_status() {
     let t3 = dir.join("t3");
     let out = record(&t3, &[], "families.ExitStatus", &["3"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "exit 3\n", "the program's output passes through");
+    assert_eq!(
+        text(&out.stdout),
+        "exit 3\n",
+        "the program's output passes through"
+    );
     assert_eq!(open_logs(&t3), Vec::<String>::new(), "logs left open");
     analyze(&t3, "hb").unwrap_or_else(|e| panic!("{e}"));
     let out = record(&dir.join("t0"), &[], "families.ExitStatus", &["0"]);
@@ -520,15 +572,31 @@ fn record_exit_status() {
     let d = dir.join("usage");
     let d = d.to_str().unwrap();
     for args in [
-        &["record", "--no-such-option", "-o", d, "--", "java", "-version"][..],
+        &[
+            "record",
+            "--no-such-option",
+            "-o",
+            d,
+            "--",
+            "java",
+            "-version",
+        ][..],
         &["record", "-o", d][..],
         &["record", "-o", d, "--"][..],
     ] {
         let out = jrace(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
         assert!(!text(&out.stderr).is_empty(), "{args:?} says what is wrong");
     }
-    assert!(!Path::new(d).exists(), "no trace directory for a usage error");
+    assert!(
+        !Path::new(d).exists(),
+        "no trace directory for a usage error"
+    );
 
     // The agent loaded by hand with an unknown option: the JVM refuses to start (the
     // JVM's own status for a failed agent) and the message names the option.
@@ -547,7 +615,10 @@ fn record_exit_status() {
         .args(["families.ExitStatus", "0"])
         .output()
         .unwrap();
-    assert!(!out.status.success(), "an unknown agent option stops the JVM");
+    assert!(
+        !out.status.success(),
+        "an unknown agent option stops the JVM"
+    );
     assert!(
         text(&out.stderr).contains("unknown option `bogus`"),
         "{}",

@@ -65,8 +65,7 @@ impl NoRace {
     /// Whether a reported race (variable, two locations) breaks this non-race.
     pub fn violated_by(&self, variable: &str, a: &str, b: &str) -> bool {
         self.variable == variable
-            && (self.locations.is_empty()
-                || self.locations.iter().any(|l| l == a || l == b))
+            && (self.locations.is_empty() || self.locations.iter().any(|l| l == a || l == b))
     }
 }
 
@@ -118,7 +117,9 @@ impl Truth {
             } else if tok.contains(".java:") {
                 Ok(tok.to_string())
             } else {
-                Err(format!("line {n}: expected @label or File.java:LINE, found `{tok}`"))
+                Err(format!(
+                    "line {n}: expected @label or File.java:LINE, found `{tok}`"
+                ))
             }
         };
         let mut races = Vec::new();
@@ -126,18 +127,15 @@ impl Truth {
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let t = line.trim_start();
-            let Some(body) = t.strip_prefix("//") else { continue };
+            let Some(body) = t.strip_prefix("//") else {
+                continue;
+            };
             let body = body.trim();
             if let Some(rest) = body.strip_prefix("RACE:") {
                 let toks: Vec<&str> = rest.split_whitespace().collect();
                 let (by, toks) = match toks.last() {
                     Some(l) if l.starts_with("by=") => (
-                        Some(
-                            l[3..]
-                                .split(',')
-                                .map(str::to_string)
-                                .collect::<Vec<_>>(),
-                        ),
+                        Some(l[3..].split(',').map(str::to_string).collect::<Vec<_>>()),
                         &toks[..toks.len() - 1],
                     ),
                     _ => (None, &toks[..]),
@@ -176,7 +174,10 @@ impl Truth {
             }
         }
         for r in &races {
-            if noraces.iter().any(|nr| nr.violated_by(&r.variable, &r.locations[0], &r.locations[1])) {
+            if noraces
+                .iter()
+                .any(|nr| nr.violated_by(&r.variable, &r.locations[0], &r.locations[1]))
+            {
                 return Err(format!("`{}` contradicts a NORACE line", r.spec));
             }
         }
