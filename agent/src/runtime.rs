@@ -248,7 +248,7 @@ fn collector_moves_only_in_pauses() -> bool {
 const ADDR_CACHE: usize = 4096;
 
 /// Elements of one `System.arraycopy` recorded at most (the rest of a longer copy is not).
-const ARRAYCOPY_MAX: i32 = 4096;
+const ARRAYCOPY_MAX: i32 = 256;
 
 /// Locks that make a modelled read-modify-write (vread then vwrite) atomic per variable.
 const RMW_STRIPES: usize = 64;
