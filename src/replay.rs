@@ -94,7 +94,15 @@ fn schedule(
             k: kth[s.event as usize - 1],
             kind: e.kind,
             loc: sym.loc_name(e.loc).to_string(),
+            hold: false,
         });
+    }
+    let events: Vec<&jrace_trace::Event> = steps
+        .iter()
+        .map(|s| &trace.events[s.event as usize - 1])
+        .collect();
+    for i in 0..out.len() {
+        out[i].hold = may_hold(&events, i);
     }
     Ok(Schedule {
         race: race.id,
@@ -110,6 +118,43 @@ fn schedule(
             .collect(),
         steps: out,
     })
+}
+
+/// Whether step `i`'s thread may be held between the step's hook and its operation
+/// (a write, release, fork, ... is recorded before it happens): only when no other
+/// thread's step before the thread's next step depends on that operation.
+fn may_hold(events: &[&jrace_trace::Event], i: usize) -> bool {
+    use jrace_trace::Kind::*;
+    let e = events[i];
+    if !matches!(
+        e.kind,
+        Write | VWrite | Release | Fork | Wait | Notify | NotifyAll
+    ) {
+        return false;
+    }
+    for o in &events[i + 1..] {
+        if o.thread == e.thread {
+            if o.kind == Branch {
+                continue;
+            }
+            return true;
+        }
+        let depends = match e.kind {
+            Write | VWrite => {
+                matches!(o.kind, Read | Write | VRead | VWrite) && o.target == e.target
+            }
+            Release | Wait => matches!(o.kind, Acquire | Wake) && o.target == e.target,
+            Notify | NotifyAll => o.kind == Wake && o.target == e.target,
+            Fork => o.thread == e.target,
+            _ => true,
+        };
+        if depends {
+            return false;
+        }
+    }
+    // The thread's last step: its operation happens (the first racing access) and the
+    // thread is held at its next hook.
+    false
 }
 
 /// The include/exclude/branch settings of the recording, so that the replayed run

@@ -24,25 +24,31 @@
 //! # The gate rule
 //! Hooks call [`gate`] at their entry (no lock of the recorder held) and at their exit
 //! (after the thread's state lock is released). With `n` events emitted so far by a
-//! matched thread, its next event is `k = n + 1`:
+//! matched thread, its next event is `k = n + 1`; the thread's *target* is its first step
+//! at or after `k` that is not a `branch` (branches are invisible to other threads, and
+//! access hooks emit their implicit branch together with the access):
 //!
-//! * If `k` is a step `j` of the schedule, the thread waits until every step before `j`
-//!   has run. It waits at the *entry* of the hook that will emit `k` when `k`'s kind is
-//!   one whose hook runs before the operation (write, volatile write, release, fork,
-//!   wait, notify, branch), and already at the *exit* of the hook that emitted `k - 1`
-//!   when its hook runs after the operation (read, volatile read, acquire, join, wake).
-//!   Either way the thread is held before the operation itself. (Entry gates also check
-//!   after-kinds, which only matters at a thread's first hook, whose `begin` has just been
-//!   emitted; its operation, a read, has then already happened.)
-//! * If `k` is past the thread's last step (its part of the schedule is exhausted,
-//!   including threads with no step at all, held right after their lazily emitted
-//!   `begin`), the thread waits until the replay is over (reproduced, diverged, timed
-//!   out), at the entry of its next hook, or at the exit of the current one unless the
-//!   last step's operation follows its hook (the first racing write must happen).
+//! * If there is a target step `j`, the thread waits until every step before `j` of the
+//!   other threads (branches aside) has run. It waits at the *entry* of the next hook, and
+//!   already at the *exit* of the current one when `j`'s hook runs after its operation
+//!   (read, volatile read, acquire, join, wake), so that it is held before the operation.
+//!   Exception: when the event just emitted is one whose operation follows its hook
+//!   (write, volatile write, release, fork, wait, notify), that operation must happen
+//!   first (a held `fork` would never start the child), so the thread is held only at
+//!   the next hook's entry, after a read there has already happened; unless the step is
+//!   marked `hold` (the CLI marks the steps no other thread's intervening step depends
+//!   on: another variable, another lock, not the forked thread).
+//! * If there is none (its part of the schedule is exhausted, including threads with no
+//!   step at all, held right after their lazily emitted `begin`), the thread waits until
+//!   the replay is decided (reproduced, diverged, timed out), at the entry and exit of
+//!   its hooks, with the same exception.
+//! * A hook that emits several events is held once, for the first: when a later one is a
+//!   step whose turn has not come, the thread is held at the hook's exit (before the
+//!   operation of a write or release).
 //! * A step "has run" when its thread emits it, except that a step whose operation
-//!   follows its hook (a write, a release, ...) counts only once its thread reaches its
-//!   next hook, or 2 ms after the emission (a `wait` never reaches its next hook before
-//!   the notify): so a racing read placed right after a racing write reads what it wrote.
+//!   follows its hook counts only once its thread reaches its next hook, or 2 ms after
+//!   the emission (a `wait` never reaches its next hook before the notify): so a racing
+//!   read placed right after a racing write reads what it wrote.
 //! * Waiting is a spin, then a sleep loop (50 µs, then 500 µs slices); no lock of the
 //!   agent is held and the thread is in native code, so the garbage collector runs. Every
 //!   wait checks the global stop flag and the deadline.
@@ -56,16 +62,17 @@
 //! else was decided): no thread is ever left held.
 //!
 //! # Limits
-//! * Gates sit at hooks, so a hook that emits two events (a lock's `acquire` and its
-//!   `$readers` read, a read-modify-write) cannot be split by another thread's step; the
-//!   second event then runs early (the result may say `separated`).
-//! * When a thread's event k is a read whose step follows other threads' steps and its
-//!   event k - 1 is a write, the thread waits at the exit of the write's hook, so the write
-//!   itself happens after those steps.
+//! * Reads are recorded after they happen, so a read can be held only at an earlier hook
+//!   of its thread: a thread's first read (no hook before it), a read right after the
+//!   thread's own write or release, or a read emitted by a multi-event hook runs as soon
+//!   as the thread gets there. When that is a racing read, the result says so (the
+//!   second access ran before the first, or the accesses ran apart).
 //! * Threads are held only at instrumented code: locks taken inside excluded code
 //!   (the JDK) can deadlock against a held thread until the deadline. Values, time,
 //!   input and class initialization order are not controlled; a different path shows as
-//!   a divergence.
+//!   a divergence. `notify` may wake another waiter than the witness's.
+//! * The replayed run must be recorded with the recording's settings (the CLI reuses
+//!   them) and the same agent build: event numbers count what the recorder writes.
 
 use crate::runtime;
 use jrace_trace::model::Kind;
@@ -141,6 +148,8 @@ struct Me {
     unsettled: Cell<bool>,
     /// The last event emitted is one whose operation follows its hook.
     last_before_op: Cell<bool>,
+    /// ... and a step marked `hold`.
+    last_hold: Cell<bool>,
     /// 1 + a step this thread emitted before its turn (a hook that emits several events
     /// was held for the first only); 0 for none.
     early: Cell<usize>,
@@ -154,6 +163,7 @@ thread_local! {
             count: Cell::new(0),
             unsettled: Cell::new(false),
             last_before_op: Cell::new(false),
+            last_hold: Cell::new(false),
             early: Cell::new(0),
         }
     };
@@ -299,6 +309,7 @@ pub fn emitted(tid: u32, kind: Kind, loc: u32, value: Option<i64>) {
         me.count.set(k);
         me.last_before_op
             .set(hook_before_op(kind) && kind != Kind::Branch);
+        me.last_hold.set(false);
         let t = me.thread.get();
         if t == FREE || r.stop.load(Ordering::Acquire) {
             return;
@@ -335,6 +346,12 @@ fn gate_in(r: &Replay, p: Point) {
                 r.debug(|| format!("thread {t} emitted step {j} early, holds"));
                 r.wait(|| r.ready(j, t));
             }
+            // The operation of the event just emitted (a write, release, fork, ...)
+            // follows this hook and must happen, unless the schedule says no other
+            // thread needs it first: otherwise hold at the next hook's entry instead.
+            if me.last_before_op.get() && !me.last_hold.get() {
+                return;
+            }
         }
         // The next event is k = count + 1. Branches are invisible to other threads and
         // access hooks emit their implicit branch together with the access, so the gate
@@ -357,11 +374,7 @@ fn gate_in(r: &Replay, p: Point) {
                 r.debug(|| format!("{p:?}: thread {t} runs step {j}"));
             }
             None => {
-                // Past its part of the schedule: held until the replay is decided, but
-                // not between a write (release, ...) hook and its operation.
-                if p == Point::Exit && me.last_before_op.get() {
-                    return;
-                }
+                // Past its part of the schedule: held until the replay is decided.
                 r.debug(|| format!("{p:?}: thread {t} done, held"));
                 r.wait(|| false);
             }
@@ -419,6 +432,7 @@ impl Replay {
             return;
         };
         let st = &self.s.steps[j];
+        me.last_hold.set(st.hold);
         if st.kind != kind || self.loc_ids[j].load(Ordering::Acquire) != loc {
             let found_loc = lock(&self.locs).get(&loc).cloned().unwrap_or_default();
             self.finish(Status::Diverged {

@@ -25,12 +25,16 @@
 //!   `#<java id>` to a name that repeats (TRACE_NAME keeps that form), and ids change
 //!   between runs, so a thread is identified by NAME and OCCURRENCE, its 0-based rank
 //!   among the threads of that name in first-seen order ([`thread_keys`]).
-//! * `step THREAD K KIND LOCATION`: the schedule, in order. THREAD is a thread index, K the
-//!   1-based number of the event among the events the recorder wrote for that thread
-//!   (`begin` is 1), KIND an event kind name ([`Kind::name`]), LOCATION its location token
-//!   (`File.java:LINE` or `Class.method@BCI`; `-` for none). Each thread's steps are its
-//!   events 1, 2, …, m in order (a witness runs a prefix of every thread). **The last two
-//!   steps are the racing pair**, first then second.
+//! * `step THREAD K KIND LOCATION [hold]`: the schedule, in order. THREAD is a thread
+//!   index, K the 1-based number of the event among the events the recorder wrote for that
+//!   thread (`begin` is 1), KIND an event kind name ([`Kind::name`]), LOCATION its location
+//!   token (`File.java:LINE` or `Class.method@BCI`; `-` for none). Each thread's steps are
+//!   its events 1, 2, …, m in order (a witness runs a prefix of every thread). **The last
+//!   two steps are the racing pair**, first then second. The optional `hold` marks a step
+//!   whose operation follows its hook (a write, release, fork, ...) and that no other
+//!   thread's step before the thread's next step depends on (same variable, same lock,
+//!   the forked thread, a wake after a notify): the thread may be held between the hook
+//!   and the operation.
 //!
 //! # Result (`jrace-replay-result 1`)
 //!
@@ -77,6 +81,8 @@ pub struct ScheduleStep {
     pub kind: Kind,
     /// Location token; empty for none.
     pub loc: String,
+    /// The thread may be held between this step's hook and its operation.
+    pub hold: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -161,11 +167,12 @@ impl Schedule {
         for st in &self.steps {
             let _ = writeln!(
                 s,
-                "step\t{}\t{}\t{}\t{}",
+                "step\t{}\t{}\t{}\t{}{}",
                 st.thread,
                 st.k,
                 st.kind.name(),
-                loc_out(&st.loc)
+                loc_out(&st.loc),
+                if st.hold { "\thold" } else { "" }
             );
         }
         s
@@ -209,7 +216,12 @@ impl Schedule {
                     });
                     next_k.push(1);
                 }
-                ("step", 5) => {
+                ("step", 5 | 6) => {
+                    let hold = match f.get(5) {
+                        None => false,
+                        Some(&"hold") => true,
+                        Some(x) => return Err(format!("line {ln}: unknown step flag `{x}`")),
+                    };
                     let thread: u32 = num(f[1], "a thread index", ln)?;
                     let k: u32 = num(f[2], "an event number", ln)?;
                     let kind = kind_by_name(f[3])
@@ -228,6 +240,7 @@ impl Schedule {
                         k,
                         kind,
                         loc: loc_in(f[4]),
+                        hold,
                     });
                 }
                 _ => return Err(format!("line {ln}: unexpected record `{line}`")),
@@ -483,24 +496,28 @@ mod tests {
                     k: 1,
                     kind: Kind::Begin,
                     loc: String::new(),
+                    hold: false,
                 },
                 ScheduleStep {
                     thread: 1,
                     k: 1,
                     kind: Kind::Begin,
                     loc: String::new(),
+                    hold: false,
                 },
                 ScheduleStep {
                     thread: 0,
                     k: 2,
                     kind: Kind::Write,
                     loc: "A.java:3".into(),
+                    hold: true,
                 },
                 ScheduleStep {
                     thread: 1,
                     k: 2,
                     kind: Kind::Read,
                     loc: "A.java:9".into(),
+                    hold: false,
                 },
             ],
         };
