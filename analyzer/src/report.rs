@@ -23,6 +23,9 @@ pub struct AccessReport {
     pub locks: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<String>,
+    /// Where the access's thread was started (its `fork` event), when the trace has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -81,6 +84,8 @@ pub struct EventFacts {
     pub event: Event,
     /// Locks held by the event's thread at the event (outermost acquisitions).
     pub locks: Vec<u32>,
+    /// Location of the `fork` that started the event's thread.
+    pub created_at: Option<u32>,
 }
 
 /// Updates the locks each thread holds (outermost acquisitions, in acquisition order)
@@ -112,11 +117,23 @@ pub fn annotate(
         return Ok(out);
     };
     let mut held: HashMap<ThreadId, Vec<u32>> = HashMap::new();
+    let mut forked_at: HashMap<ThreadId, u32> = HashMap::new();
     let mut idx = 0u64;
     while let Some(e) = src.next_event()? {
+        if e.kind == Kind::Fork {
+            forked_at.insert(e.target, e.loc);
+        }
         if needed.contains(&idx) {
             let locks = held.get(&e.thread).cloned().unwrap_or_default();
-            out.insert(idx, EventFacts { event: e, locks });
+            let created_at = forked_at.get(&e.thread).copied();
+            out.insert(
+                idx,
+                EventFacts {
+                    event: e,
+                    locks,
+                    created_at,
+                },
+            );
         }
         track_held_locks(&mut held, &e);
         if idx == last {
@@ -154,6 +171,7 @@ fn access(sym: &Symbols, idx: u64, f: &EventFacts) -> AccessReport {
             .get(&(e.thread, e.loc))
             .map(|frames| frames.iter().map(|&l| frame_name(sym, l)).collect())
             .unwrap_or_default(),
+        created_at: f.created_at.map(|l| frame_name(sym, l)),
     }
 }
 
@@ -279,6 +297,9 @@ pub fn to_text(r: &Report) -> String {
             }
             if a.stack.len() > SHOWN {
                 let _ = writeln!(s, "        ... {} more", a.stack.len() - SHOWN);
+            }
+            if let Some(c) = &a.created_at {
+                let _ = writeln!(s, "      thread started at {c}");
             }
         }
         let _ = writeln!(s, "  found by: {}", race.detectors.join(", "));
