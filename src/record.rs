@@ -133,7 +133,7 @@ pub fn record(o: &RecordOptions, command: &[String]) -> Result<(PathBuf, ExitSta
     } else {
         let prev = std::env::var("JAVA_TOOL_OPTIONS").unwrap_or_default();
         cmd.args(args)
-            .env("JAVA_TOOL_OPTIONS", format!("{prev} {opt}").trim().to_string());
+            .env("JAVA_TOOL_OPTIONS", format!("{prev} {opt}").trim());
     }
     let started = std::time::Instant::now();
     let status = cmd

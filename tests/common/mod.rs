@@ -12,6 +12,7 @@ pub fn jrace(args: &[&str]) -> Output {
 }
 
 /// The repository root.
+#[allow(dead_code)] // not every test binary that includes this module uses it
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
