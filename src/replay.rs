@@ -197,6 +197,14 @@ fn value(v: Option<i64>) -> String {
 
 /// The one line `jrace replay` prints for a result.
 pub fn describe(r: &ReplayResult, variable: &str) -> String {
+    let line = describe_status(r, variable);
+    match &r.note {
+        Some(n) => format!("{line}; note: {n}"),
+        None => line,
+    }
+}
+
+fn describe_status(r: &ReplayResult, variable: &str) -> String {
     let waiting = || match &r.waiting {
         Some(w) => format!(
             "step {} of {}: {} event {} ({}) had not run",

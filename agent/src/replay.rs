@@ -64,9 +64,11 @@
 //! # Limits
 //! * Reads are recorded after they happen, so a read can be held only at an earlier hook
 //!   of its thread: a thread's first read (no hook before it), a read right after the
-//!   thread's own write or release, or a read emitted by a multi-event hook runs as soon
+//!   thread's own write, release or fork not marked `hold`, or a read emitted by a
+//!   multi-event hook runs as soon
 //!   as the thread gets there. When that is a racing read, the result says so (the
-//!   second access ran before the first, or the accesses ran apart).
+//!   second access ran before the first, or the accesses ran apart), or adds a `note`
+//!   when the read's thread could be held only at the read's own hook.
 //! * Threads are held only at instrumented code: locks taken inside excluded code
 //!   (the JDK) can deadlock against a held thread until the deadline. Values, time,
 //!   input and class initialization order are not controlled; a different path shows as
@@ -150,6 +152,9 @@ struct Me {
     last_before_op: Cell<bool>,
     /// ... and a step marked `hold`.
     last_hold: Cell<bool>,
+    /// 1 + the step this hook was held for at its entry although the step's operation
+    /// (a read) precedes the hook: it may have run before its turn. 0 for none.
+    maybe_early: Cell<usize>,
     /// 1 + a step this thread emitted before its turn (a hook that emits several events
     /// was held for the first only); 0 for none.
     early: Cell<usize>,
@@ -165,6 +170,7 @@ thread_local! {
             last_before_op: Cell::new(false),
             last_hold: Cell::new(false),
             early: Cell::new(0),
+            maybe_early: Cell::new(0),
         }
     };
 }
@@ -341,6 +347,7 @@ fn gate_in(r: &Replay, p: Point) {
             return;
         }
         if p == Point::Exit {
+            me.maybe_early.set(0);
             if let Some(j) = me.early.replace(0).checked_sub(1) {
                 // Hold the operation of a write (release, ...) emitted before its turn.
                 r.debug(|| format!("thread {t} emitted step {j} early, holds"));
@@ -370,7 +377,11 @@ fn gate_in(r: &Replay, p: Point) {
                     return;
                 }
                 r.debug(|| format!("{p:?}: thread {t} holds for step {j}"));
+                let blocked = !r.ready(j, t);
                 r.wait(|| r.ready(j, t));
+                if p == Point::Entry && blocked && !hook_before_op(r.s.steps[j].kind) {
+                    me.maybe_early.set(j + 1);
+                }
                 r.debug(|| format!("{p:?}: thread {t} runs step {j}"));
             }
             None => {
@@ -475,12 +486,19 @@ impl Replay {
         } else if j == n - 1 {
             let first = lock(&self.first).take();
             let second = Some(ran());
+            let note = (me.maybe_early.get() == j + 1).then(|| {
+                format!(
+                    "{}'s {} happened before replay could hold its thread (no hook before it), so it may have run before the first access",
+                    self.s.threads[t].trace_name,
+                    kind.name()
+                )
+            });
             let (status, first) = match first {
                 Some((s1, a)) if seq == s1 + 1 => (Status::Reproduced, Some(a)),
                 Some((s1, a)) => (Status::Separated(Some(seq - s1 - 1)), Some(a)),
                 None => (Status::Separated(None), None),
             };
-            self.finish_with(status, first, second);
+            self.finish_with(status, first, second, note);
         }
     }
 
@@ -557,11 +575,17 @@ impl Replay {
 
     fn finish(&self, status: Status) {
         let first = lock(&self.first).as_ref().map(|(_, a)| a.clone());
-        self.finish_with(status, first, None);
+        self.finish_with(status, first, None, None);
     }
 
     /// Decides the outcome (the first decision wins), writes the result, opens all gates.
-    fn finish_with(&self, status: Status, first: Option<RanAccess>, second: Option<RanAccess>) {
+    fn finish_with(
+        &self,
+        status: Status,
+        first: Option<RanAccess>,
+        second: Option<RanAccess>,
+        note: Option<String>,
+    ) {
         let mut decided = lock(&self.decided);
         if *decided {
             return;
@@ -578,6 +602,7 @@ impl Replay {
             second,
             done: done as u64,
             total: total as u64,
+            note,
         };
         let text = result.to_text();
         let tmp = self.dir.join(format!("{RESULT_FILE}.tmp"));

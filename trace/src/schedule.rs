@@ -52,7 +52,8 @@
 //! `timeout` (the deadline passed first) or `exited` (the JVM ended first). `first` and
 //! `second` give thread, K, kind, location and the value the access carried (`-` for
 //! none); `waiting THREAD K KIND LOC` is the first step that had not run; `progress DONE
-//! TOTAL` counts the steps of the schedule's prefix that had run.
+//! TOTAL` counts the steps of the schedule's prefix that had run; `note TEXT` is a remark
+//! on how the accesses ran.
 
 use crate::model::Kind;
 use std::fmt::Write as _;
@@ -299,6 +300,8 @@ pub struct ReplayResult {
     /// Steps of the schedule's prefix that had run, and their number.
     pub done: u64,
     pub total: u64,
+    /// A remark on how the accesses ran (`note TEXT`).
+    pub note: Option<String>,
 }
 
 impl ReplayResult {
@@ -363,6 +366,9 @@ impl ReplayResult {
             );
         }
         let _ = writeln!(s, "progress\t{}\t{}", self.done, self.total);
+        if let Some(n) = &self.note {
+            let _ = writeln!(s, "note\t{}", clean(n));
+        }
         s
     }
 
@@ -389,6 +395,7 @@ impl ReplayResult {
             waiting: None,
             done: 0,
             total: 0,
+            note: None,
         };
         let kind = |s: &str, ln: usize| {
             kind_by_name(s).ok_or_else(|| format!("line {ln}: unknown event kind `{s}`"))
@@ -433,6 +440,7 @@ impl ReplayResult {
                         loc: loc_in(f[4]),
                     })
                 }
+                ("note", 2) => r.note = Some(f[1].to_string()),
                 ("progress", 3) => {
                     r.done = num(f[1], "a step count", ln)?;
                     r.total = num(f[2], "a step count", ln)?;
@@ -566,6 +574,7 @@ mod tests {
                 }),
                 done: 3,
                 total: 9,
+                note: Some("a remark".into()),
             };
             assert_eq!(ReplayResult::parse(&r.to_text()).unwrap(), r);
         }

@@ -1,0 +1,383 @@
+//! `jrace replay` end to end: record a program, replay each race in a fresh JVM under the
+//! agent's replay mode, and check what it says. Bank's teller races are reproduced (and
+//! the replayed run's own trace shows the two accesses adjacent), a program whose input
+//! changes between the recording and the replay diverges, and a replay whose schedule
+//! cannot be followed times out with the program still finishing. Skipped (with a note)
+//! without `java`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod common;
+use common::jrace;
+
+fn java() -> bool {
+    let ok = Command::new("java").arg("-version").output().is_ok();
+    if !ok {
+        eprintln!("note: `java` not found: skipping the jrace replay tests");
+    }
+    ok
+}
+
+fn classes() -> String {
+    PathBuf::from(env!("JRACE_HARNESS_CLASSES"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("jrace-replay-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Runs jrace with `REPLAY_PATH` set to `path` (or unset).
+fn jrace_env(args: &[&str], path: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_jrace"));
+    c.args(args).env_remove("REPLAY_PATH");
+    if let Some(p) = path {
+        c.env("REPLAY_PATH", p);
+    }
+    c.output().expect("jrace runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn record(dir: &Path, main: &[&str]) {
+    let cp = classes();
+    let mut args = vec![
+        "record",
+        "-o",
+        dir.to_str().unwrap(),
+        "--",
+        "java",
+        "-cp",
+        &cp,
+    ];
+    args.extend_from_slice(main);
+    let out = jrace_env(&args, None);
+    assert!(out.status.success(), "record: {:?}", text(&out));
+}
+
+fn replay(
+    trace: &Path,
+    race: u64,
+    out: &Path,
+    extra: &[&str],
+    java: &[&str],
+    env: Option<&str>,
+) -> Output {
+    let race = race.to_string();
+    let mut args = vec![
+        "replay",
+        trace.to_str().unwrap(),
+        "--race",
+        &race,
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.push("--");
+    args.push("java");
+    args.extend_from_slice(java);
+    jrace_env(&args, env)
+}
+
+/// The races of a trace, as (id, variable).
+fn races(trace: &Path) -> Vec<(u64, String)> {
+    let out = jrace(&["analyze", trace.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let rep: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    rep["races"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_u64().unwrap(),
+                r["variable"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// In the replayed run's own trace, the events between the two racing accesses (named
+/// in replay.result by thread and per-thread number), other than begin, end and branch.
+fn between_racing_accesses(dir: &Path) -> Vec<String> {
+    let result = std::fs::read_to_string(dir.join("replay.result")).unwrap();
+    let access = |tag: &str| -> (String, usize) {
+        let f: Vec<&str> = result
+            .lines()
+            .find(|l| l.starts_with(&format!("{tag}\t")))
+            .unwrap_or_else(|| panic!("no {tag} line in {result}"))
+            .split('\t')
+            .collect();
+        (f[1].to_string(), f[2].parse().unwrap())
+    };
+    let (first, second) = (access("first"), access("second"));
+    let std = dir.with_extension("std");
+    let out = jrace(&[
+        "convert",
+        dir.to_str().unwrap(),
+        "--to",
+        "std",
+        "-o",
+        std.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let lines: Vec<String> = std::fs::read_to_string(&std)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let mut count = std::collections::HashMap::<String, usize>::new();
+    let mut pos = (None, None);
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.split('|').next().unwrap().to_string();
+        let c = count.entry(t.clone()).or_insert(0);
+        *c += 1;
+        if (t.clone(), *c) == first {
+            pos.0 = Some(i);
+        }
+        if (t, *c) == second {
+            pos.1 = Some(i);
+        }
+    }
+    let (Some(a), Some(b)) = pos else {
+        panic!(
+            "racing accesses {first:?} {second:?} not in the replayed trace:\n{}",
+            lines.join("\n")
+        );
+    };
+    assert!(a < b, "the first access comes first:\n{}", lines.join("\n"));
+    lines[a + 1..b]
+        .iter()
+        .filter(|l| {
+            let op = l.split('|').nth(1).unwrap_or("");
+            !(op == "begin" || op == "end" || op == "br")
+        })
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn replay_reproduces_the_bank_tellers_races() {
+    if !java() {
+        return;
+    }
+    let trace = scratch("bank");
+    record(&trace, &["demo.Bank"]);
+    let races = races(&trace);
+    let cp = classes();
+    let mut reproduced = Vec::new();
+    for (id, var) in &races {
+        let dir = scratch(&format!("bank-race{id}"));
+        let out = replay(&trace, *id, &dir, &[], &["-cp", &cp, "demo.Bank"], None);
+        let (stdout, stderr) = text(&out);
+        let mut lines = stdout.lines();
+        assert!(
+            lines.next().is_some_and(|l| l.starts_with("balance=120 ")),
+            "the program's output passes through: {stdout}\n{stderr}"
+        );
+        let last = stdout.lines().last().unwrap_or("");
+        match out.status.code() {
+            Some(0) => {
+                assert!(
+                    last.starts_with(&format!("reproduced: {var} ")),
+                    "race {id}: {stdout}\n{stderr}"
+                );
+                let between = between_racing_accesses(&dir);
+                assert!(
+                    between.is_empty(),
+                    "race {id}: the replayed trace has events between the racing accesses: {between:?}"
+                );
+                reproduced.push(var.clone());
+            }
+            Some(1) => assert!(
+                ["diverged at ", "timed out at ", "not reproduced: "]
+                    .iter()
+                    .any(|p| last.starts_with(p)),
+                "race {id}: {stdout}\n{stderr}"
+            ),
+            c => panic!("race {id}: exit {c:?}: {stdout}\n{stderr}"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_file(dir.with_extension("std"));
+    }
+    // The tellers run their racing accesses back to back whenever they are scheduled so;
+    // the auditor's read of balance is its thread's first event, which nothing can hold.
+    for v in ["demo.Bank.transfers", "demo.Bank.lastTeller"] {
+        assert!(
+            reproduced.iter().any(|r| r == v),
+            "{v} is reproduced; races {races:?}, reproduced {reproduced:?}"
+        );
+    }
+    // The transfers race, write then read: the read sees the write.
+    let id = races
+        .iter()
+        .find(|r| r.1 == "demo.Bank.transfers")
+        .unwrap()
+        .0;
+    let dir = scratch("bank-transfers");
+    let out = replay(&trace, id, &dir, &[], &["-cp", &cp, "demo.Bank"], None);
+    let (stdout, _) = text(&out);
+    assert!(
+        stdout.contains("(values: teller-1 write 1, teller-2 read 1)")
+            || stdout.contains("(values: teller-2 write 1, teller-1 read 1)"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&trace);
+}
+
+#[test]
+fn replay_diverges_when_the_input_changes() {
+    if !java() {
+        return;
+    }
+    let trace = scratch("env");
+    record(&trace, &["replay.EnvPath"]);
+    let races = races(&trace);
+    assert_eq!(races.len(), 1, "{races:?}");
+    assert_eq!(races[0].1, "replay.EnvPath.x");
+    let cp = classes();
+    let dir = scratch("env-same");
+    let out = replay(&trace, 1, &dir, &[], &["-cp", &cp, "replay.EnvPath"], None);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "same input: {stdout}\n{stderr}");
+    assert!(stdout.starts_with("done\n"), "{stdout}");
+    // Either order, as recorded: main's read (line 16) and the writer's write (line 25).
+    let last = stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with("reproduced: replay.EnvPath.x ")
+            && last.contains("EnvPath.java:16")
+            && last.contains("EnvPath.java:25"),
+        "{stdout}"
+    );
+    let dir2 = scratch("env-alt");
+    let out = replay(
+        &trace,
+        1,
+        &dir2,
+        &[],
+        &["-cp", &cp, "replay.EnvPath"],
+        Some("alt"),
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "changed input: {stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.starts_with("done\n"),
+        "the program finishes: {stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "diverged at writer event 2: expected write@EnvPath.java:25, found write@EnvPath.java:23"
+        ),
+        "{stdout}"
+    );
+    for d in [&trace, &dir, &dir2] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn replay_times_out_and_the_program_still_finishes() {
+    if !java() {
+        return;
+    }
+    let trace = scratch("renamed");
+    record(&trace, &["replay.Renamed"]);
+    let cp = classes();
+    // The replay names the worker differently: the schedule's worker never starts, main
+    // is held at its read until the deadline, then everything runs freely.
+    let dir = scratch("renamed-other");
+    let out = replay(
+        &trace,
+        1,
+        &dir,
+        &["--timeout", "0.5"],
+        &["-Dreplay.name=other", "-cp", &cp, "replay.Renamed"],
+        None,
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with("done\n"),
+        "the program finishes: {stdout}"
+    );
+    assert!(
+        stdout.contains("timed out at step 3 of 5: worker event 1 (begin) had not run"),
+        "{stdout}"
+    );
+    // A deadline already passed when the program starts: nothing is held at all.
+    let dir2 = scratch("renamed-zero");
+    let out = replay(
+        &trace,
+        1,
+        &dir2,
+        &["--timeout", "0"],
+        &["-cp", &cp, "replay.Renamed"],
+        None,
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.starts_with("done\n"), "{stdout}");
+    assert!(stdout.contains("timed out at step 1 of 5"), "{stdout}");
+    for d in [&trace, &dir, &dir2] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn replay_usage_errors_exit_2() {
+    // A .std trace has no program to replay.
+    let std = common::root().join("examples/bank.std");
+    let out = jrace(&[
+        "replay",
+        std.to_str().unwrap(),
+        "--race",
+        "1",
+        "--",
+        "java",
+        "X",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("not a trace directory"),
+        "{:?}",
+        text(&out)
+    );
+    // No command.
+    let out = jrace(&["replay", std.to_str().unwrap(), "--race", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    if !java() {
+        return;
+    }
+    let trace = scratch("norace");
+    record(&trace, &["replay.EnvPath"]);
+    let out = jrace(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--race",
+        "7",
+        "--",
+        "java",
+        "-cp",
+        &classes(),
+        "replay.EnvPath",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("no race 7"), "{stderr}");
+    assert!(stdout.is_empty(), "the program does not run: {stdout}");
+    let _ = std::fs::remove_dir_all(&trace);
+}
