@@ -413,20 +413,28 @@ fn conservative_mode_and_windows_find_subsets() {
         // oracle (= unwindowed mcm), not with unwindowed said.
         for policy in [Policy::Mcm, Policy::Said] {
             let whole = &full;
-            let (win, st) = run(
-                &trace,
-                policy,
-                &Options {
-                    window: 6,
-                    ..Options::default()
-                },
-            );
-            assert_eq!(st.invalid_witnesses, 0, "seed {seed}\n{text}");
-            assert!(
-                win.is_subset(whole),
-                "seed {seed} {policy:?}: {win:?} vs {whole:?}\n{text}"
-            );
-            windowed_less += usize::from(win.len() < whole.len());
+            // Small windows, and small pair-centered query windows (their own past
+            // fixed: held locks and values carried in by `Window::sub`).
+            for (window, margin) in [(6, 10_000), (10_000, 1), (10_000, 3), (7, 2)] {
+                let (win, st) = run(
+                    &trace,
+                    policy,
+                    &Options {
+                        window,
+                        margin,
+                        ..Options::default()
+                    },
+                );
+                assert_eq!(
+                    st.invalid_witnesses, 0,
+                    "seed {seed} {window} {margin}\n{text}"
+                );
+                assert!(
+                    win.is_subset(whole),
+                    "seed {seed} {policy:?} {window} {margin}: {win:?} vs {whole:?}\n{text}"
+                );
+                windowed_less += usize::from(win.len() < whole.len());
+            }
         }
     }
     assert!(

@@ -52,6 +52,13 @@
 //! None of this is unsound: every report carries a witness validated against the whole
 //! trace ([`crate::witness`], model cf for mcm, value for said).
 //!
+//! **Witness size.** A race found in a window starting at event s carries the schedule
+//! "events 0..s as recorded, then the model's prefix, then the pair" (DESIGN §5 lists
+//! witnesses in full). Schedules are only built when the sink wants them
+//! ([`crate::RaceSink::wants_schedules`], `--witness`); then memory grows with races ×
+//! trace length (on the 10 M-event benchmark trace, more than 24 GB), which is the cost
+//! of that format, not of the analysis.
+//!
 //! **Deduplication.** Detectors do not see static names, so pairs are grouped by
 //! (dynamic variable, location pair), as [`crate::RaceSink`] keys them; a group is
 //! done at its first validated race, and groups already reported are skipped in later
