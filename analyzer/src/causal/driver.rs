@@ -34,9 +34,10 @@ pub struct Options {
     pub max_pairs_per_signature: usize,
     /// At most this many earlier accesses are scanned per access for candidate pairs.
     pub max_scan: usize,
-    /// Each query runs on a pair-centered window: from `margin` events before the
+    /// Each mcm query runs on a pair-centered window: from `margin` events before the
     /// pair's first event to `margin` events after its second, within the window (its
-    /// own past is fixed as recorded). Bounds the query size on long windows.
+    /// own past is fixed as recorded). Bounds the query size on long windows. said
+    /// always uses the whole window (its semantics), with one base per window.
     pub margin: usize,
     /// Whether the recording carried branches (`None`: a trace with a `br` does).
     pub branches: Option<bool>,
@@ -260,9 +261,14 @@ fn solve_window(
                 }
                 let t0 = std::time::Instant::now();
                 // The pair-centered window of this query.
+                // (said keeps its whole-window semantics and the window's shared base.)
                 let (lo, hi) = (w.global(a.min(b)), w.global(a.max(b)));
-                let s0 = lo.saturating_sub(opts.margin).max(w.start);
-                let e0 = (hi + 1 + opts.margin).min(w.end);
+                let margin = match policy {
+                    Policy::Mcm => opts.margin,
+                    Policy::Said => usize::MAX / 4,
+                };
+                let s0 = lo.saturating_sub(margin).max(w.start);
+                let e0 = hi.saturating_add(1 + margin).min(w.end);
                 let owned;
                 let (sw, sa, sb) = if s0 == w.start && e0 == w.end {
                     (w, a, b)
@@ -296,20 +302,12 @@ fn solve_window(
                         if sw.prec(sa, sb) || sw.prec(sb, sa) {
                             (Answer::Unsat, 0)
                         } else {
-                            let own_base = (s0, e0) != (w.start, w.end);
-                            let local = own_base.then(|| said_base(sw));
-                            build_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                            let shared = if own_base { None } else { base_ref };
-                            with_solver(opts.timeout_ms, shared, |z| {
+                            // said runs on the whole window: its base is shared.
+                            let base = base_ref.expect("said has a base");
+                            with_solver(opts.timeout_ms, Some(base), |z| {
                                 let t0 = std::time::Instant::now();
-                                let members = match &local {
-                                    Some(l) => &l.events,
-                                    None => &base_ref.unwrap().1.events,
-                                };
+                                let members = &base.1.events;
                                 z.push();
-                                if let Some(l) = &local {
-                                    z.assert_all(l);
-                                }
                                 z.assert(&said_pair(sw, sa, sb));
                                 let ans = z.check(members);
                                 z.pop(members);
