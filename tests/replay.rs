@@ -1,6 +1,7 @@
 //! `jrace replay` end to end: record a program, replay each race in a fresh JVM under the
 //! agent's replay mode, and check what it says. Bank's teller races are reproduced (and
-//! the replayed run's own trace shows the two accesses adjacent), a program whose input
+//! the replayed run's own trace shows the two accesses adjacent), so is a wait/notify
+//! hand-off (the woken thread is held before it re-enters the monitor), a program whose input
 //! changes between the recording and the replay diverges, and a replay whose schedule
 //! cannot be followed times out with the program still finishing. Skipped (with a note)
 //! without `java`.
@@ -233,6 +234,36 @@ fn replay_reproduces_the_bank_tellers_races() {
     );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&trace);
+}
+
+#[test]
+fn replay_holds_a_woken_thread_before_it_reenters_the_monitor() {
+    if !java() {
+        return;
+    }
+    let trace = scratch("wait");
+    record(&trace, &["replay.WaitRace"]);
+    let cp = classes();
+    let dir = scratch("wait-r");
+    let out = replay(&trace, 1, &dir, &[], &["-cp", &cp, "replay.WaitRace"], None);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.starts_with("done\n"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("reproduced: replay.WaitRace.after "),
+        "{stdout}"
+    );
+    let sched = std::fs::read_to_string(dir.join("replay.schedule")).unwrap();
+    for k in ["\twait\t", "\twake\t", "\tnotifyall\t", "\tnotify\t"] {
+        assert!(sched.contains(k), "the schedule orders {k}: {sched}");
+    }
+    for d in [&trace, &dir] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }
 
 #[test]

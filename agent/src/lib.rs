@@ -123,6 +123,12 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     let mut gc: jvmtiCapabilities = std::mem::zeroed();
     gc.set_can_generate_garbage_collection_events(1);
     let gc_events = jvmti!(jv, AddCapabilities, &gc) == 0;
+    // replay: MonitorWaited holds a woken thread before it re-enters the monitor.
+    let replay_waits = opts.replay.is_some() && {
+        let mut mc: jvmtiCapabilities = std::mem::zeroed();
+        mc.set_can_generate_monitor_events(1);
+        jvmti!(jv, AddCapabilities, &mc) == 0
+    };
     let a = Agent::install(jv, opts, writer, gc_events);
     let _ = a.writer.set_meta("recorder", "jrace-agent");
     // replay
@@ -136,6 +142,9 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     cb.ClassFileLoadHook = Some(class_file_load_hook);
     cb.GarbageCollectionStart = Some(gc_start);
     cb.GarbageCollectionFinish = Some(gc_finish);
+    if replay_waits {
+        cb.MonitorWaited = Some(monitor_waited); // replay
+    }
     if jvmti!(
         jv,
         SetEventCallbacks,
@@ -154,6 +163,7 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     .into_iter()
     .chain(gc_events.then_some(jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_START))
     .chain(gc_events.then_some(jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
+    .chain(replay_waits.then_some(jvmtiEvent_JVMTI_EVENT_MONITOR_WAITED))
     {
         if jvmti!(
             jv,
@@ -273,6 +283,17 @@ unsafe extern "C" fn vm_death(_jv: *mut jvmtiEnv, _env: *mut JNIEnv) {
             a.shutdown();
         }
     }));
+}
+
+/// Replay mode only: `Object.wait` is over, the monitor not yet re-entered.
+unsafe extern "C" fn monitor_waited(
+    _jv: *mut jvmtiEnv,
+    _env: *mut JNIEnv,
+    _thread: jthread,
+    _object: jobject,
+    _timed_out: jboolean,
+) {
+    let _ = catch_unwind(replay::monitor_waited);
 }
 
 unsafe extern "C" fn gc_start(_jv: *mut jvmtiEnv) {

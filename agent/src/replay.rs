@@ -42,6 +42,9 @@
 //!   step at all, held right after their lazily emitted `begin`), the thread waits until
 //!   the replay is decided (reproduced, diverged, timed out), at the entry and exit of
 //!   its hooks, with the same exception.
+//! * A `wake` step is held in the JVMTI MonitorWaited callback (replay mode enables
+//!   it), after `Object.wait` ends and before the thread re-enters the monitor, since its
+//!   hook runs only once the monitor is held again ([`monitor_waited`]).
 //! * A hook that emits several events is held once, for the first: when a later one is a
 //!   step whose turn has not come, the thread is held at the hook's exit (before the
 //!   operation of a write or release).
@@ -389,6 +392,32 @@ fn gate_in(r: &Replay, p: Point) {
                 r.debug(|| format!("{p:?}: thread {t} done, held"));
                 r.wait(|| false);
             }
+        }
+    });
+}
+
+/// JVMTI MonitorWaited: the thread's `Object.wait` is over but it has not re-entered the
+/// monitor yet (HotSpot posts the event before re-entering). When its next step is the
+/// `wake`, it is held here, where it holds no monitor, rather than in the wake's hook
+/// after it re-entered (which would keep the monitor from the threads whose steps come
+/// first).
+pub fn monitor_waited() {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(r) = REPLAY.get() else { return };
+    let _ = ME.try_with(|me| {
+        let t = me.thread.get();
+        if t == FREE || me.tid.get() == NONE || r.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let next = me.count.get() as usize;
+        let Some(&j) = r.by_thread[t].get(next) else {
+            return;
+        };
+        if r.s.steps[j].kind == Kind::Wake {
+            r.debug(|| format!("MonitorWaited: thread {t} holds for step {j}"));
+            r.wait(|| r.ready(j, t));
         }
     });
 }
