@@ -641,6 +641,8 @@ pub struct ThreadState {
     /// What was read since the last branch (for implicit branches; see
     /// [`Cx::implicit_branch`]).
     since_branch: SinceBranch,
+    /// Receivers of the thread-safe library calls this thread is inside (innermost last).
+    in_concurrent: Vec<u64>,
 }
 
 /// The reads a thread did since its last branch event, as far as they can decide an
@@ -789,6 +791,7 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         fixed: Vec::new(),
         stacks_seen: FxHashSet::default(),
         since_branch: SinceBranch::default(),
+        in_concurrent: Vec::new(),
     };
     let mut cx = Cx {
         a,
@@ -890,10 +893,22 @@ pub fn thread_end() {
 
 impl Cx<'_> {
     fn emit(&mut self, kind: Kind, target: u32, loc: u32, value: Option<i64>, sync: bool) {
+        self.emit_one(kind, target, loc, value, sync);
+        // A write made inside a thread-safe library call (by a function the call runs,
+        // e.g. computeIfAbsent's) may be published by the call before it returns, so it
+        // is ordered before the call's next observer right away.
+        if kind == Kind::Write {
+            if let Some(&obj) = self.t.in_concurrent.last() {
+                self.sync_var(obj, "$sync", loc, true, true);
+            }
+        }
+    }
+
+    fn emit_one(&mut self, kind: Kind, target: u32, loc: u32, value: Option<i64>, sync: bool) {
         if let Some(l) = self.t.pending_wake {
             if kind != Kind::Wake {
                 self.t.pending_wake = None;
-                self.emit(Kind::Wake, l, loc, None, true);
+                self.emit_one(Kind::Wake, l, loc, None, true);
             }
         }
         // A branch constrains the values of the reads before it; a second branch with no
@@ -1447,7 +1462,7 @@ impl Cx<'_> {
         if let (Some(l), Some(&(_, held))) = (self.t.pending_wake, self.t.held.get(&obj)) {
             if l == held {
                 self.t.pending_wake = None;
-                self.emit(Kind::Wake, l, loc, None, true);
+                self.emit_one(Kind::Wake, l, loc, None, true);
             }
         }
     }
@@ -1689,6 +1704,15 @@ impl Cx<'_> {
                 // object as observed (sound, possibly more order than the class gives).
                 let obj = self.obj(o);
                 self.sync_var(obj, "$sync", loc, true, true);
+                // Code the call runs for us (computeIfAbsent's function, ...) writes what
+                // the call may publish before it returns: see `emit`.
+                if before {
+                    if self.t.in_concurrent.len() < 8 {
+                        self.t.in_concurrent.push(obj);
+                    }
+                } else if let Some(p) = self.t.in_concurrent.iter().rposition(|&x| x == obj) {
+                    self.t.in_concurrent.truncate(p);
+                }
             }
             ClassModel::Collection => {
                 let obj = self.obj(o);
