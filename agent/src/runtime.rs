@@ -465,6 +465,7 @@ impl Agent {
                 bci: Some(l.bci),
             };
             self.io(self.writer.loc(id, &token, Some(&detail)));
+            crate::replay::loc_named(id, &token); // replay
         }
         id
     }
@@ -732,6 +733,7 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
             }
             // SAFETY: `owner` keeps the state alive while `state` points to it.
             let ts = unsafe { &*p };
+            crate::replay::gate(crate::replay::Point::Entry); // replay
             let mut g = lock(ts);
             if g.log.is_none() {
                 return;
@@ -744,6 +746,7 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
             };
             f(&mut cx);
         }));
+        crate::replay::gate(crate::replay::Point::Exit); // replay
         tls.in_hook.set(false);
         if r.is_err() {
             a.log("internal error: a hook panicked; the event was dropped");
@@ -848,6 +851,7 @@ unsafe fn thread_id(a: &Agent, java: &Java, env: *mut JNIEnv, thread: jobject) -
     let t = *n.threads.entry(jid).or_insert(len);
     if t == len {
         // Thread names need not be unique: a repeated name gets the Java id appended.
+        crate::replay::thread_named(t, &s); // replay
         let taken = n.thread_names.insert(s.clone());
         let shown = if taken { s } else { format!("{s}#{jid}") };
         a.io(a.writer.name(Table::Thread, t, &shown));
@@ -949,6 +953,7 @@ impl Cx<'_> {
                 self.t.log = None;
                 return;
             }
+            crate::replay::emitted(self.t.tid, kind, loc, value); // replay
             self.t.until_size_check -= 1;
             if self.t.until_size_check == 0 {
                 self.t.until_size_check = SIZE_CHECK_EVERY;
