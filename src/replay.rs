@@ -101,8 +101,8 @@ fn schedule(
         .iter()
         .map(|s| &trace.events[s.event as usize - 1])
         .collect();
-    for i in 0..out.len() {
-        out[i].hold = may_hold(&events, i);
+    for (i, st) in out.iter_mut().enumerate() {
+        st.hold = may_hold(&events, i);
     }
     Ok(Schedule {
         race: race.id,

@@ -5,18 +5,20 @@
 //!
 //! # Schedule (`jrace-schedule 1`)
 //!
+//! (Tabs shown as two spaces.)
+//!
 //! ```text
-//! jrace-schedule	1
-//! race	3	demo.Bank.transfers
-//! thread	0	main	0	main
-//! thread	1	teller-1	0	teller-1
-//! thread	2	worker	1	worker#31
-//! step	0	1	begin	-
-//! step	0	2	vwrite	Bank.java:13
-//! step	1	1	begin	-
+//! jrace-schedule  1
+//! race  3  demo.Bank.transfers
+//! thread  0  main  0  main
+//! thread  1  teller-1  0  teller-1
+//! thread  2  worker  1  worker#31
+//! step  0  1  begin  -
+//! step  0  2  vwrite  Bank.java:13  hold
+//! step  1  1  begin  -
 //! ...
-//! step	1	8	write	Bank.java:24
-//! step	2	9	read	Bank.java:24
+//! step  1  8  write  Bank.java:24
+//! step  2  9  read  Bank.java:24
 //! ```
 //!
 //! * `race ID VARIABLE`: what is replayed (for messages only).
@@ -39,11 +41,11 @@
 //! # Result (`jrace-replay-result 1`)
 //!
 //! ```text
-//! jrace-replay-result	1
-//! status	reproduced
-//! first	teller-1	8	write	Bank.java:24	1
-//! second	teller-2	9	read	Bank.java:24	1
-//! progress	21	21
+//! jrace-replay-result  1
+//! status  reproduced
+//! first  teller-1  8  write  Bank.java:24  1
+//! second  teller-2  9  read  Bank.java:24  1
+//! progress  21  21
 //! ```
 //!
 //! `status` is one of `reproduced` (both racing accesses ran back to back), `separated`
