@@ -200,6 +200,10 @@ pub trait Detector {
             self.on_event(first_idx + k as u64, e, races);
         }
     }
+    /// Called once after the last event and before [`Detector::finish`], with the
+    /// trace's names (complete by then). Detectors that decide each race signature once
+    /// (mcm, said: `Symbols::var_static`) keep what they need; the default ignores it.
+    fn set_symbols(&mut self, _symbols: &jrace_trace::Symbols) {}
     /// Called once after the last event.
     fn finish(&mut self, races: &mut RaceSink) -> Outcome;
 }

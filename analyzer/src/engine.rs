@@ -109,6 +109,7 @@ pub fn run_with_schedules(
     let mut runs = Vec::with_capacity(n);
     for (i, d) in detectors.iter_mut().enumerate() {
         let t0 = Instant::now();
+        d.set_symbols(src.symbols());
         let outcome = d.finish(&mut sinks[i]);
         nanos[i] += t0.elapsed().as_nanos();
         runs.push(DetectorRun {

@@ -43,6 +43,8 @@ pub struct McmDetector {
     pub options: Options,
     /// Statistics of the last `finish`.
     pub stats: Stats,
+    /// Static name of each variable, from [`Detector::set_symbols`].
+    statics: Option<Vec<u32>>,
 }
 
 impl McmDetector {
@@ -67,9 +69,20 @@ impl Detector for McmDetector {
         self.events.extend_from_slice(events);
     }
 
+    fn set_symbols(&mut self, symbols: &jrace_trace::Symbols) {
+        self.statics = Some(symbols.var_static.clone());
+    }
+
     fn finish(&mut self, races: &mut RaceSink) -> Outcome {
         let events = std::mem::take(&mut self.events);
-        self.stats = causal::run(&events, Policy::Mcm, &self.options, races);
+        let statics = self.statics.take();
+        self.stats = causal::run(
+            &events,
+            Policy::Mcm,
+            &self.options,
+            statics.as_deref(),
+            races,
+        );
         Outcome {
             unknown: Some(self.stats.unknown),
             complete: None,

@@ -33,6 +33,8 @@ pub struct SaidDetector {
     pub options: Options,
     /// Statistics of the last `finish`.
     pub stats: Stats,
+    /// Static name of each variable, from [`Detector::set_symbols`].
+    statics: Option<Vec<u32>>,
 }
 
 impl SaidDetector {
@@ -57,9 +59,20 @@ impl Detector for SaidDetector {
         self.events.extend_from_slice(events);
     }
 
+    fn set_symbols(&mut self, symbols: &jrace_trace::Symbols) {
+        self.statics = Some(symbols.var_static.clone());
+    }
+
     fn finish(&mut self, races: &mut RaceSink) -> Outcome {
         let events = std::mem::take(&mut self.events);
-        self.stats = causal::run(&events, Policy::Said, &self.options, races);
+        let statics = self.statics.take();
+        self.stats = causal::run(
+            &events,
+            Policy::Said,
+            &self.options,
+            statics.as_deref(),
+            races,
+        );
         Outcome {
             unknown: Some(self.stats.unknown),
             complete: None,

@@ -153,7 +153,7 @@ fn cross_window_race_needs_overlap() {
             overlap,
             ..Options::default()
         };
-        causal::run(&t.events, Policy::Mcm, &opts, &mut sink);
+        causal::run(&t.events, Policy::Mcm, &opts, None, &mut sink);
         sigs(&t, &sink)
     };
     assert_eq!(run(true), set(&["x:(12,8)"]));
@@ -182,7 +182,7 @@ fn unknown_answers_are_counted_not_reported() {
         let t = vector(name);
         for policy in [Policy::Mcm, Policy::Said] {
             let mut full = RaceSink::new();
-            let st = causal::run(&t.events, policy, &Options::default(), &mut full);
+            let st = causal::run(&t.events, policy, &Options::default(), None, &mut full);
             assert_eq!(st.unknown, 0);
             for every in [1, 2] {
                 let mut sink = RaceSink::new();
@@ -190,7 +190,7 @@ fn unknown_answers_are_counted_not_reported() {
                     inject_unknown_every: every,
                     ..Options::default()
                 };
-                let s = causal::run(&t.events, policy, &opts, &mut sink);
+                let s = causal::run(&t.events, policy, &opts, None, &mut sink);
                 let got = sigs(&t, &sink);
                 assert!(got.is_subset(&sigs(&t, &full)), "{name} {policy:?}");
                 if every == 1 {
@@ -223,6 +223,6 @@ fn mode_switch() {
         branches: Some(false),
         ..Options::default()
     };
-    causal::run(&t.events, Policy::Mcm, &opts, &mut sink);
+    causal::run(&t.events, Policy::Mcm, &opts, None, &mut sink);
     assert!(sink.is_empty());
 }

@@ -317,7 +317,7 @@ impl<'a> Oracle<'a> {
 
 fn run(trace: &Trace, policy: Policy, opts: &Options) -> (BTreeSet<String>, causal::Stats) {
     let mut sink = RaceSink::new();
-    let stats = causal::run(&trace.events, policy, opts, &mut sink);
+    let stats = causal::run(&trace.events, policy, opts, None, &mut sink);
     let sym = &trace.symbols;
     let sigs = sink
         .pairs()

@@ -74,7 +74,7 @@ pub struct Stats {
     /// Pairs that passed the quick check and were given to the solver.
     pub queries: u64,
     pub sat: u64,
-    /// (variable, location pair)s with an `unknown` answer and no race: never reported.
+    /// Race signatures with an `unknown` answer and no race: never reported.
     pub unknown: u64,
     /// Solver models whose schedule the validator rejected (an encoding bug; the pair is
     /// not reported and is counted in `unknown` too).
@@ -83,7 +83,26 @@ pub struct Stats {
     pub max_query_events: u64,
 }
 
-type Key = (VarId, LocId, LocId);
+/// A race signature (notes §3.2): the variable's static name (its id in
+/// `Symbols::var_static`, or the variable itself when names are unknown) and the
+/// location pair, low first.
+type Key = (u32, LocId, LocId);
+
+/// The signatures already reported, and how to name a variable's signature.
+struct Sigs<'s> {
+    statics: Option<&'s [u32]>,
+    done: HashSet<Key>,
+}
+
+impl Sigs<'_> {
+    fn key(&self, var: VarId, a: LocId, b: LocId) -> Key {
+        let v = self
+            .statics
+            .and_then(|s| s.get(var as usize).copied())
+            .unwrap_or(var);
+        (v, a.min(b), a.max(b))
+    }
+}
 
 /// A query's answer, with the witness candidate (global indices after the window start,
 /// the recorded events between the window and the query's own window included).
@@ -93,8 +112,16 @@ enum Verdict {
     Unknown,
 }
 
-/// Runs `policy` over the whole trace `events`, reporting into `races`.
-pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSink) -> Stats {
+/// Runs `policy` over the whole trace `events`, reporting into `races`. `statics`: the
+/// static name of each variable (`Symbols::var_static`), so that each race signature is
+/// decided once (without, each variable is its own static name).
+pub fn run(
+    events: &[Event],
+    policy: Policy,
+    opts: &Options,
+    statics: Option<&[u32]>,
+    races: &mut RaceSink,
+) -> Stats {
     let mut stats = Stats::default();
     let n = events.len();
     if n == 0 {
@@ -117,6 +144,10 @@ pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSin
         size
     };
     let mut unknown: HashSet<Key> = HashSet::default();
+    let mut sigs = Sigs {
+        statics,
+        done: HashSet::default(),
+    };
     let (mut start, mut prev_end) = (0usize, 0usize);
     loop {
         let end = (start + size).min(n);
@@ -124,7 +155,7 @@ pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSin
         facts.advance(&mut cp, start);
         let w = Window::build(&g, &carry, start, end);
         stats.windows += 1;
-        let buckets = candidates(&w, prev_end, races, opts);
+        let buckets = candidates(&w, prev_end, &sigs, opts);
         solve_window(
             &w,
             policy,
@@ -133,6 +164,7 @@ pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSin
             &facts,
             &cp,
             races,
+            &mut sigs,
             &mut unknown,
             &mut stats,
         );
@@ -148,10 +180,7 @@ pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSin
             t_start.elapsed().as_secs_f64()
         );
     }
-    stats.unknown = unknown
-        .iter()
-        .filter(|&&(v, x, y)| !races.contains(v, x, y))
-        .count() as u64;
+    stats.unknown = unknown.iter().filter(|k| !sigs.done.contains(k)).count() as u64;
     stats
 }
 
@@ -162,7 +191,7 @@ pub fn run(events: &[Event], policy: Policy, opts: &Options, races: &mut RaceSin
 fn candidates(
     w: &Window,
     prev_end: usize,
-    races: &RaceSink,
+    sigs: &Sigs,
     opts: &Options,
 ) -> Vec<(Key, Vec<(u32, u32)>)> {
     let mut by_var: HashMap<VarId, Vec<u32>> = HashMap::default();
@@ -195,8 +224,8 @@ fn candidates(
                     ordered[u] = true;
                     continue;
                 }
-                let key = (ej.target, ei.loc.min(ej.loc), ei.loc.max(ej.loc));
-                if races.contains(key.0, key.1, key.2) || w.common_lock(i, j) {
+                let key = sigs.key(ej.target, ei.loc, ej.loc);
+                if sigs.done.contains(&key) || w.common_lock(i, j) {
                     continue;
                 }
                 buckets.entry(key).or_default().push((i, j));
@@ -221,6 +250,7 @@ fn solve_window(
     facts: &Facts,
     cp: &Checkpoint,
     races: &mut RaceSink,
+    sigs: &mut Sigs,
     unknown: &mut HashSet<Key>,
     stats: &mut Stats,
 ) {
@@ -239,9 +269,7 @@ fn solve_window(
         let batch: Vec<(usize, u32, u32)> = buckets
             .iter()
             .enumerate()
-            .filter(|(bi, (key, v))| {
-                open[*bi] && round < v.len() && !races.contains(key.0, key.1, key.2)
-            })
+            .filter(|(bi, (key, v))| open[*bi] && round < v.len() && !sigs.done.contains(key))
             .map(|(bi, (_, v))| (bi, v[round].0, v[round].1))
             .collect();
         if batch.is_empty() {
@@ -339,7 +367,7 @@ fn solve_window(
                     unknown.insert(key);
                 }
                 Verdict::Race(tail) => {
-                    if races.contains(key.0, key.1, key.2) {
+                    if sigs.done.contains(&key) {
                         open[bi] = false;
                         continue;
                     }
@@ -348,6 +376,7 @@ fn solve_window(
                         Ok(()) => {
                             stats.sat += 1;
                             open[bi] = false;
+                            sigs.done.insert(key);
                             let (ex, ey) = (w.ev(a.min(b)), w.ev(a.max(b)));
                             if races.wants_schedules() {
                                 let full: Vec<u64> = (0..w.start as u64)
