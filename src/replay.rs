@@ -221,8 +221,20 @@ fn describe_status(r: &ReplayResult, variable: &str) -> String {
             let (Some(a), Some(b)) = (&r.first, &r.second) else {
                 return "reproduced".into();
             };
+            // Witnesses are sequentially consistent: a read right after the write reads
+            // what it wrote; say so when the run shows otherwise.
+            let stale = if a.kind == jrace_trace::Kind::Write
+                && b.kind == jrace_trace::Kind::Read
+                && a.value.is_some()
+                && b.value.is_some()
+                && a.value != b.value
+            {
+                " [the read did not return the value written]"
+            } else {
+                ""
+            };
             format!(
-                "reproduced: {variable} {} {} (values: {} {} {}, {} {} {})",
+                "reproduced: {variable} {} {} (values: {} {} {}, {} {} {}){stale}",
                 a.loc,
                 b.loc,
                 a.thread,
