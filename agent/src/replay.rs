@@ -49,8 +49,8 @@
 //!   step whose turn has not come, the thread is held at the hook's exit (before the
 //!   operation of a write or release).
 //! * A step "has run" when its thread emits it, except that a step whose operation
-//!   follows its hook counts only once its thread reaches its next hook, or 2 ms after
-//!   the emission (a `wait` never reaches its next hook before the notify): so a racing
+//!   follows its hook counts only once its thread reaches its next hook or ends, or 20 ms
+//!   after the emission (a `wait` never reaches its next hook before the notify): so a racing
 //!   read placed right after a racing write reads what it wrote.
 //! * Waiting is a spin, then a sleep loop (50 µs, then 500 µs slices); no lock of the
 //!   agent is held and the thread is in native code, so the garbage collector runs. Every
@@ -91,7 +91,7 @@ use std::time::{Duration, Instant};
 
 /// How long a step whose operation follows its hook may take to count as run when its
 /// thread does not reach another hook.
-const SETTLE: Duration = Duration::from_millis(2);
+const SETTLE: Duration = Duration::from_millis(20);
 const NONE: u32 = u32::MAX;
 const FREE: usize = usize::MAX;
 
@@ -322,6 +322,9 @@ pub fn emitted(tid: u32, kind: Kind, loc: u32, value: Option<i64>) {
         let t = me.thread.get();
         if t == FREE || r.stop.load(Ordering::Acquire) {
             return;
+        }
+        if kind == Kind::End && me.unsettled.replace(false) {
+            r.settle(t);
         }
         r.on_event(me, t, k, kind, loc, value);
     });
