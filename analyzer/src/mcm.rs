@@ -17,16 +17,16 @@
 //! "returns its recorded value" (initial-value case included), and every guard before
 //! the cut feasible. Each query is sliced to the events that can matter for its pair
 //! (see [`crate::causal`]); pairs come from the quick check (no common lock, not
-//! MHB-ordered), one per (variable, location pair) at a time, round-robin, solved in
-//! parallel with a per-query timeout.
+//! MHB-ordered), one per race signature at a time, round-robin, solved in parallel
+//! with a per-query timeout.
 //!
 //! **Promises.**
 //! - *Sound*: every report carries the witness read from the model (events before the
 //!   cut by order value, then the pair), validated by [`crate::witness`] in model cf
 //!   before it is reported, and attached to the race
 //!   ([`RaceSink::report_with_schedule`]); mcm is in [`crate::witness::MUST_WITNESS`].
-//!   A solver `unknown` (timeout) is never reported: such (variable, location pair)s
-//!   are counted in [`Outcome::unknown`].
+//!   A solver `unknown` (timeout) is never reported: such signatures are counted in
+//!   [`Outcome::unknown`].
 //! - *Maximal within a window, relative to the recorded notify pairing* (notes §1.11):
 //!   with one window covering the trace and no timeout, every race of the maximal causal
 //!   model whose wakes keep their recorded notifies is reported (checked against a

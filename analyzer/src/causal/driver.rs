@@ -30,7 +30,7 @@ pub struct Options {
     pub window: usize,
     /// Per-query solver timeout in milliseconds (0: none).
     pub timeout_ms: u32,
-    /// At most this many pairs of one (variable, location pair) are tried per window.
+    /// At most this many pairs of one race signature are tried per window.
     pub max_pairs_per_signature: usize,
     /// At most this many earlier accesses are scanned per access for candidate pairs.
     pub max_scan: usize,

@@ -3,7 +3,7 @@
 //! solver-independent so they can be printed, tested and translated ([`super::solve`]).
 //!
 //! - [`mcm_query`]: the cut encoding of notes §1.6 (M1–M5) for one pair, on the pair's
-//!   slice ([`slice`]).
+//!   slice ([`slice()`]).
 //! - [`said_base`] and [`said_pair`]: S1–S4 of notes §5.2 over the whole window, and ρ.
 //!
 //! Both go through [`Builder`], which owns the Boolean variables (memoized read

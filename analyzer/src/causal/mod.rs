@@ -59,13 +59,13 @@
 //! trace length (on the 10 M-event benchmark trace, more than 24 GB), which is the cost
 //! of that format, not of the analysis.
 //!
-//! **Deduplication.** Detectors do not see static names, so pairs are grouped by
-//! (dynamic variable, location pair), as [`crate::RaceSink`] keys them; a group is
-//! done at its first validated race, and groups already reported are skipped in later
-//! windows. The report then folds variables into race signatures (DESIGN §5).
+//! **Deduplication.** Pairs are grouped by race signature (static name from
+//! [`crate::Detector::set_symbols`], and the location pair); a signature is done at
+//! its first validated race and skipped in later windows. Without names (detectors
+//! driven by hand), each variable is its own static name.
 //!
 //! Also bounded, for cost, and sound: per window at most
-//! [`driver::Options::max_pairs_per_signature`] pairs of one (variable, location pair)
+//! [`driver::Options::max_pairs_per_signature`] pairs of one race signature
 //! are tried, and each access is paired with at most [`driver::Options::max_scan`]
 //! earlier accesses of its variable.
 
