@@ -301,6 +301,7 @@ pub fn loc_named(id: u32, token: &str) {
 }
 
 /// The recorder appended an event to thread `tid`'s log (called on that thread).
+#[inline]
 pub fn emitted(tid: u32, kind: Kind, loc: u32, value: Option<i64>) {
     if !ACTIVE.load(Ordering::Relaxed) {
         return;
@@ -331,6 +332,7 @@ pub fn emitted(tid: u32, kind: Kind, loc: u32, value: Option<i64>) {
 }
 
 /// A hook's entry or exit on this thread: hold it while its next event must wait.
+#[inline]
 pub fn gate(p: Point) {
     if !ACTIVE.load(Ordering::Relaxed) {
         return;
