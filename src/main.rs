@@ -622,9 +622,9 @@ fn demo() -> Result<ExitCode> {
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(ExitCode::SUCCESS);
         }
-        Err(why) => eprintln!(
-            "jrace demo: cannot record here ({why}); analyzing a recorded run instead"
-        ),
+        Err(why) => {
+            eprintln!("jrace demo: cannot record here ({why}); analyzing a recorded run instead")
+        }
     }
     let path = dir.join("bank.std");
     std::fs::write(&path, DEMO_TRACE)?;

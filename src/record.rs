@@ -117,7 +117,10 @@ pub fn record(o: &RecordOptions, command: &[String]) -> Result<(PathBuf, ExitSta
     }
     let dir = o.output.clone().unwrap_or_else(default_dir);
     if dir.join("meta.jrl").exists() {
-        bail!("{} already holds a trace; choose another -o DIR", dir.display());
+        bail!(
+            "{} already holds a trace; choose another -o DIR",
+            dir.display()
+        );
     }
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create the trace directory {}", dir.display()))?;

@@ -61,14 +61,22 @@ fn run_reports_bank_races_with_stacks() {
         "the program's output passes through untouched; stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(out.status.code(), Some(1), "races found with --fail-on-race");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "races found with --fail-on-race"
+    );
     let rep: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let races = rep["races"].as_array().unwrap();
     let vars: Vec<&str> = races
         .iter()
         .map(|r| r["variable"].as_str().unwrap())
         .collect();
-    for v in ["demo.Bank.transfers", "demo.Bank.balance", "demo.Bank.lastTeller"] {
+    for v in [
+        "demo.Bank.transfers",
+        "demo.Bank.balance",
+        "demo.Bank.lastTeller",
+    ] {
         assert!(vars.contains(&v), "{v} is reported: {vars:?}");
     }
     let transfers = races
@@ -89,7 +97,9 @@ fn run_reports_bank_races_with_stacks() {
             "the stack's top frame is the access: {stack:?}"
         );
         assert!(
-            stack.iter().any(|f| f.starts_with("demo.Bank.lambda$main$")),
+            stack
+                .iter()
+                .any(|f| f.starts_with("demo.Bank.lambda$main$")),
             "the stack shows the caller: {stack:?}"
         );
     }

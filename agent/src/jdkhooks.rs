@@ -121,7 +121,11 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str)> {
 
 /// Rewrites one of the [`HOOKED`] classes; `None` leaves it unchanged (another class, or
 /// something unexpected: then executors are simply not modelled).
-pub fn hook_class(name: &str, bytes: &[u8], sink: &mut dyn SiteSink) -> Result<Option<Vec<u8>>, String> {
+pub fn hook_class(
+    name: &str,
+    bytes: &[u8],
+    sink: &mut dyn SiteSink,
+) -> Result<Option<Vec<u8>>, String> {
     if !HOOKED.contains(&name) {
         return Ok(None);
     }

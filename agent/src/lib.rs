@@ -77,7 +77,10 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     let mut opts = options::AgentOptions::parse(opts)?;
     // `%p` in out= becomes the process id: one trace per JVM when a build tool starts
     // several with the same options (JAVA_TOOL_OPTIONS).
-    let out = opts.out.to_string_lossy().replace("%p", &std::process::id().to_string());
+    let out = opts
+        .out
+        .to_string_lossy()
+        .replace("%p", &std::process::id().to_string());
     opts.out = out.into();
     // zstd level 1: sealing runs on the recording thread, and level 3 cost a fifth of
     // the recording time for a few percent of size.
@@ -235,7 +238,13 @@ unsafe fn let_java_base_read(jv: *mut jvmtiEnv, env: *mut JNIEnv, r: jclass) -> 
         return Err("the module of jrace.rt.R is unknown".into());
     }
     let mut base: jobject = std::ptr::null_mut();
-    if jvmti!(jv, GetNamedModule, std::ptr::null_mut(), c"java/lang".as_ptr(), &mut base) != 0
+    if jvmti!(
+        jv,
+        GetNamedModule,
+        std::ptr::null_mut(),
+        c"java/lang".as_ptr(),
+        &mut base
+    ) != 0
         || base.is_null()
     {
         return Err("module java.base not found".into());
@@ -389,9 +398,10 @@ unsafe extern "C" fn class_file_load_hook(
             a.log(&format!("class {cname} left uninstrumented: {e}"));
         }
         if out.reduced_methods > 0 || out.sync_skipped > 0 {
-            a.stats
-                .methods_reduced
-                .fetch_add((out.reduced_methods + out.sync_skipped) as u64, Ordering::Relaxed);
+            a.stats.methods_reduced.fetch_add(
+                (out.reduced_methods + out.sync_skipped) as u64,
+                Ordering::Relaxed,
+            );
             if out.failed_methods == 0 {
                 for f in &out.failures {
                     a.log(&format!("method {cname}.{f}"));
@@ -425,7 +435,9 @@ unsafe fn give_back(
 ) -> bool {
     let mut mem: *mut u8 = std::ptr::null_mut();
     if jvmti!(jv, Allocate, bytes.len() as jlong, &mut mem) != 0 || mem.is_null() {
-        a.log(&format!("class {name}: JVMTI Allocate failed; left uninstrumented"));
+        a.log(&format!(
+            "class {name}: JVMTI Allocate failed; left uninstrumented"
+        ));
         return false;
     }
     std::ptr::copy_nonoverlapping(bytes.as_ptr(), mem, bytes.len());

@@ -83,7 +83,9 @@ impl AgentOptions {
         }
         o.out = out.ok_or("missing option out=DIR (where to write the trace)")?;
         if o.barrier {
-            return Err("option barrier=1 (BarrierPairs for excluded code) is not implemented yet".into());
+            return Err(
+                "option barrier=1 (BarrierPairs for excluded code) is not implemented yet".into(),
+            );
         }
         if o.tree {
             return Err("option tree=1 (the TREE filter) is not implemented yet".into());
@@ -160,8 +162,12 @@ mod tests {
         assert_eq!(o.max_bytes, Some(5 << 20));
         let o = AgentOptions::parse("out=d,include=java.util.concurrent.*").unwrap();
         assert!(o.instruments("java/util/concurrent/FutureTask"));
-        assert!(AgentOptions::parse("exclude=x").unwrap_err().contains("out=DIR"));
-        assert!(AgentOptions::parse("out=d,bogus=1").unwrap_err().contains("bogus"));
+        assert!(AgentOptions::parse("exclude=x")
+            .unwrap_err()
+            .contains("out=DIR"));
+        assert!(AgentOptions::parse("out=d,bogus=1")
+            .unwrap_err()
+            .contains("bogus"));
         assert!(AgentOptions::parse("out=d,branches=maybe").is_err());
         let o = AgentOptions::parse("out=d,replay=/tmp/s.tsv,replay_timeout=2.5").unwrap();
         assert_eq!(o.replay, Some(PathBuf::from("/tmp/s.tsv")));

@@ -1334,7 +1334,15 @@ impl Cx<'_> {
     /// `System.arraycopy`, before it runs: the reads of the source elements and the writes
     /// of the destination elements it will do, with the values copied (at most
     /// [`ARRAYCOPY_MAX`] elements are recorded; a copy that will throw records nothing).
-    unsafe fn arraycopy(&mut self, src: jobject, sp: i32, dst: jobject, dp: i32, n: i32, site: i32) {
+    unsafe fn arraycopy(
+        &mut self,
+        src: jobject,
+        sp: i32,
+        dst: jobject,
+        dp: i32,
+        n: i32,
+        site: i32,
+    ) {
         let Some(e) = self.site(site) else { return };
         let env = self.env;
         if src.is_null() || dst.is_null() || n <= 0 || sp < 0 || dp < 0 {
@@ -1356,10 +1364,15 @@ impl Cx<'_> {
         let cls = jni!(env, GetObjectClass, src);
         let mut sig: *mut c_char = std::ptr::null_mut();
         let jv = self.a.jvmti;
-        if jvmti!(jv, GetClassSignature, cls, &mut sig, std::ptr::null_mut()) != 0 || sig.is_null() {
+        if jvmti!(jv, GetClassSignature, cls, &mut sig, std::ptr::null_mut()) != 0 || sig.is_null()
+        {
             return;
         }
-        let elem = CStr::from_ptr(sig).to_bytes().get(1).copied().unwrap_or(b'L');
+        let elem = CStr::from_ptr(sig)
+            .to_bytes()
+            .get(1)
+            .copied()
+            .unwrap_or(b'L');
         jvmti!(jv, Deallocate, sig as *mut u8);
         jni!(env, DeleteLocalRef, cls);
         let mut values = vec![0i64; k as usize];
@@ -1373,16 +1386,42 @@ impl Cx<'_> {
             }};
         }
         let name = match elem {
-            b'I' => { region!(GetIntArrayRegion, jint, |x: jint| x as i64); "int[]" }
-            b'J' => { region!(GetLongArrayRegion, jlong, |x: jlong| x); "long[]" }
-            b'F' => { region!(GetFloatArrayRegion, jfloat, |x: jfloat| f2i(x)); "float[]" }
-            b'D' => { region!(GetDoubleArrayRegion, jdouble, |x: jdouble| d2i(x)); "double[]" }
-            b'B' | b'Z' => { region!(GetByteArrayRegion, jbyte, |x: jbyte| x as i64); "byte[]" }
-            b'C' => { region!(GetCharArrayRegion, jchar, |x: jchar| x as i64); "char[]" }
-            b'S' => { region!(GetShortArrayRegion, jshort, |x: jshort| x as i64); "short[]" }
+            b'I' => {
+                region!(GetIntArrayRegion, jint, |x: jint| x as i64);
+                "int[]"
+            }
+            b'J' => {
+                region!(GetLongArrayRegion, jlong, |x: jlong| x);
+                "long[]"
+            }
+            b'F' => {
+                region!(GetFloatArrayRegion, jfloat, |x: jfloat| f2i(x));
+                "float[]"
+            }
+            b'D' => {
+                region!(GetDoubleArrayRegion, jdouble, |x: jdouble| d2i(x));
+                "double[]"
+            }
+            b'B' | b'Z' => {
+                region!(GetByteArrayRegion, jbyte, |x: jbyte| x as i64);
+                "byte[]"
+            }
+            b'C' => {
+                region!(GetCharArrayRegion, jchar, |x: jchar| x as i64);
+                "char[]"
+            }
+            b'S' => {
+                region!(GetShortArrayRegion, jshort, |x: jshort| x as i64);
+                "short[]"
+            }
             _ => {
                 for (i, v) in values.iter_mut().enumerate() {
-                    let x = jni!(env, GetObjectArrayElement, src as jobjectArray, sp + i as i32);
+                    let x = jni!(
+                        env,
+                        GetObjectArrayElement,
+                        src as jobjectArray,
+                        sp + i as i32
+                    );
                     *v = self.obj(x) as i64;
                     if !x.is_null() {
                         jni!(env, DeleteLocalRef, x);
@@ -1615,7 +1654,9 @@ impl Cx<'_> {
                 self.sync_var(obj, "$interrupt", loc, true, true)
             }
             (CallOp::Caught, When::Before) => self.caught(o, loc),
-            (CallOp::Interrupted, When::After(Some(true))) if self.model(o) == ClassModel::Thread => {
+            (CallOp::Interrupted, When::After(Some(true)))
+                if self.model(o) == ClassModel::Thread =>
+            {
                 let obj = self.obj(o);
                 self.sync_var(obj, "$interrupt", loc, true, false)
             }
@@ -1739,7 +1780,12 @@ impl Cx<'_> {
         {
             return;
         }
-        let me = jni!(env, CallStaticObjectMethod, java.thread_class, java.current_thread);
+        let me = jni!(
+            env,
+            CallStaticObjectMethod,
+            java.thread_class,
+            java.current_thread
+        );
         if me.is_null() {
             jni!(env, ExceptionClear);
             return;
@@ -1833,7 +1879,9 @@ fn signature_to_name(sig: &str) -> String {
 fn class_model(name: &str) -> ClassModel {
     // A VarHandle stands for all the variables it reaches: one synchronizing variable per
     // handle (more order than the program has, never less).
-    if name.starts_with("java.util.concurrent.atomic.") || name.starts_with("java.lang.invoke.VarHandle") {
+    if name.starts_with("java.util.concurrent.atomic.")
+        || name.starts_with("java.lang.invoke.VarHandle")
+    {
         return ClassModel::Atomic;
     }
     // The lock objects themselves are modelled (ReentrantLock, the read and write locks of
@@ -1894,14 +1942,51 @@ fn lib_op(name: &str) -> LibOp {
         // Methods that modify a collection (or set an atomic); every other method is
         // taken as a read, so that a misclassified method can hide a race but never
         // invent one.
-        "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" | "add" | "addAll"
-        | "addFirst" | "addLast" | "put" | "putAll" | "putIfAbsent" | "remove"
-        | "removeAll" | "removeIf" | "retainAll" | "clear" | "offer" | "offerFirst"
-        | "offerLast" | "poll" | "pollFirst" | "pollLast" | "pollFirstEntry"
-        | "pollLastEntry" | "push" | "pop" | "sort" | "replace" | "replaceAll" | "compute"
-        | "computeIfAbsent" | "computeIfPresent" | "merge" | "removeFirst" | "removeLast"
-        | "removeFirstOccurrence" | "removeLastOccurrence" | "trimToSize"
-        | "ensureCapacity" | "flip" | "and" | "or" | "xor" | "andNot" => LibOp::Write,
+        "set"
+        | "lazySet"
+        | "setPlain"
+        | "setOpaque"
+        | "setRelease"
+        | "add"
+        | "addAll"
+        | "addFirst"
+        | "addLast"
+        | "put"
+        | "putAll"
+        | "putIfAbsent"
+        | "remove"
+        | "removeAll"
+        | "removeIf"
+        | "retainAll"
+        | "clear"
+        | "offer"
+        | "offerFirst"
+        | "offerLast"
+        | "poll"
+        | "pollFirst"
+        | "pollLast"
+        | "pollFirstEntry"
+        | "pollLastEntry"
+        | "push"
+        | "pop"
+        | "sort"
+        | "replace"
+        | "replaceAll"
+        | "compute"
+        | "computeIfAbsent"
+        | "computeIfPresent"
+        | "merge"
+        | "removeFirst"
+        | "removeLast"
+        | "removeFirstOccurrence"
+        | "removeLastOccurrence"
+        | "trimToSize"
+        | "ensureCapacity"
+        | "flip"
+        | "and"
+        | "or"
+        | "xor"
+        | "andNot" => LibOp::Write,
         _ => LibOp::Read,
     }
 }
@@ -1912,9 +1997,7 @@ fn atomic_op(name: &str) -> LibOp {
         "get" | "getPlain" | "getOpaque" | "getAcquire" | "getVolatile" | "intValue"
         | "longValue" | "doubleValue" | "floatValue" | "toString" | "getReference" | "getStamp"
         | "isMarked" | "length" | "sum" | "sumThenReset" => LibOp::Read,
-        "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" | "setVolatile" => {
-            LibOp::Write
-        }
+        "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" | "setVolatile" => LibOp::Write,
         _ => LibOp::Update,
     }
 }
@@ -2284,7 +2367,11 @@ pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), St
         ("afterZ", format!("(Z{o}I)V"), after_z as *mut c_void),
         ("tenter", format!("({o}I)V"), tenter as *mut c_void),
         ("texit", format!("({o}I)V"), texit as *mut c_void),
-        ("arraycopy", format!("({o}I{o}III)V"), arraycopy as *mut c_void),
+        (
+            "arraycopy",
+            format!("({o}I{o}III)V"),
+            arraycopy as *mut c_void,
+        ),
         ("br", "(I)V".into(), br as *mut c_void),
         ("clinit", "(I)V".into(), clinit as *mut c_void),
     ];

@@ -30,26 +30,52 @@ pub enum SiteKind {
     /// getfield (hook `rd*`, after) / putfield (hook `wr*`, before). `owner` is the class
     /// named by the fieldref; the runtime resolves the declaring class and whether the
     /// field is volatile or final.
-    FieldRead { owner: String, name: String, desc: String },
-    FieldWrite { owner: String, name: String, desc: String },
+    FieldRead {
+        owner: String,
+        name: String,
+        desc: String,
+    },
+    FieldWrite {
+        owner: String,
+        name: String,
+        desc: String,
+    },
     /// getstatic (`sr*`, after) / putstatic (`sw*`, before).
-    StaticRead { owner: String, name: String, desc: String },
-    StaticWrite { owner: String, name: String, desc: String },
+    StaticRead {
+        owner: String,
+        name: String,
+        desc: String,
+    },
+    StaticWrite {
+        owner: String,
+        name: String,
+        desc: String,
+    },
     /// xaload (`ar*`, after) / xastore (`aw*`, before); `elem` is the element descriptor
     /// the opcode implies (`I`, `J`, `F`, `D`, `B` for baload/bastore (byte or boolean),
     /// `C`, `S`, `Ljava/lang/Object;` for aaload/aastore).
-    ArrayRead { elem: String },
-    ArrayWrite { elem: String },
+    ArrayRead {
+        elem: String,
+    },
+    ArrayWrite {
+        elem: String,
+    },
     /// monitorenter (`menter`, after) / monitorexit (`mexit`, before).
     MonitorEnter,
     MonitorExit,
     /// A synchronized method: `senter` at entry, `sexit` before each return, `sthrow` in
     /// the catch-all handler. `is_static`: the monitor is the class object.
-    SyncMethod { is_static: bool },
+    SyncMethod {
+        is_static: bool,
+    },
     /// A call the runtime models: invokevirtual/invokeinterface/invokespecial (non-static
     /// calls only) whose receiver is passed to `before`/`after`/`afterZ`. See
     /// [`modelled_call`] for which calls get one.
-    Call { owner: String, name: String, desc: String },
+    Call {
+        owner: String,
+        name: String,
+        desc: String,
+    },
     /// Entry/exit of an instance method `run()V` or `call()Ljava/lang/Object;` of an
     /// instrumented class (`tenter`/`texit`): the start and end of a task an executor runs.
     Task,

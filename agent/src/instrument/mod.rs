@@ -822,7 +822,8 @@ fn instrument_method(
             }
             op::INVOKESTATIC if opts.calls && !sync_only && is_arraycopy(mcx.cf, ins) => {
                 // Stack: src, srcPos, dst, dstPos, length. Save, pass copies, restore.
-                let (src, sp, dst, dp, n) = (t_args, t_args + 1, t_args + 2, t_args + 3, t_args + 4);
+                let (src, sp, dst, dp, n) =
+                    (t_args, t_args + 1, t_args + 2, t_args + 3, t_args + 4);
                 let kind = SiteKind::Call {
                     owner: "java/lang/System".into(),
                     name: "arraycopy".into(),
