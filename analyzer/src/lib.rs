@@ -68,8 +68,8 @@ pub fn make_detector(name: &str) -> Option<Box<dyn Detector>> {
 /// A fresh detector by name, built with `opts`.
 pub fn make_detector_with(name: &str, opts: &DetectorOptions) -> Option<Box<dyn Detector>> {
     Some(match name {
-        "mcm" => Box::new(mcm::McmDetector::new(opts.causal())),
-        "said" => Box::new(said::SaidDetector::new(opts.causal())),
+        "mcm" => Box::new(mcm::detector(opts.causal())),
+        "said" => Box::new(said::detector(opts.causal())),
         "hb" => Box::new(hb::HbDetector::default()),
         "lockset" => Box::new(lockset::LocksetDetector::default()),
         "cp" => Box::new(cp::CpDetector::default()),

@@ -24,69 +24,19 @@
 //! - *Sound*: every report carries the witness read from the model (events before the
 //!   cut by order value, then the pair), validated by [`crate::witness`] in model cf
 //!   before it is reported, and attached to the race
-//!   ([`RaceSink::report_with_schedule`]); mcm is in [`crate::witness::MUST_WITNESS`].
+//!   ([`crate::detector::RaceSink::report_with_schedule`]); mcm is in
+//!   [`crate::witness::MUST_WITNESS`].
 //!   A solver `unknown` (timeout) is never reported: such signatures are counted in
-//!   [`Outcome::unknown`].
+//!   [`crate::detector::Outcome::unknown`].
 //! - *Maximal within a window, relative to the recorded notify pairing* (notes §1.11):
 //!   with one window covering the trace and no timeout, every race of the maximal causal
 //!   model whose wakes keep their recorded notifies is reported (checked against a
 //!   brute-force enumeration of feasible prefixes in `tests/prop_mcm.rs`). Windowing
 //!   loses what [`crate::causal`] lists.
 
-use crate::causal::{self, Options, Policy, Stats};
-use crate::detector::{Detector, Outcome, RaceSink};
-use jrace_trace::Event;
+use crate::causal::{CausalDetector, Options, Policy};
 
-#[derive(Default)]
-pub struct McmDetector {
-    events: Vec<Event>,
-    pub options: Options,
-    /// Statistics of the last `finish`.
-    pub stats: Stats,
-    /// Static name of each variable, from [`Detector::set_symbols`].
-    statics: Option<Vec<u32>>,
-}
-
-impl McmDetector {
-    pub fn new(options: Options) -> McmDetector {
-        McmDetector {
-            options,
-            ..McmDetector::default()
-        }
-    }
-}
-
-impl Detector for McmDetector {
-    fn name(&self) -> &'static str {
-        "mcm"
-    }
-
-    fn on_event(&mut self, _idx: u64, e: &Event, _races: &mut RaceSink) {
-        self.events.push(*e);
-    }
-
-    fn on_batch(&mut self, _first_idx: u64, events: &[Event], _races: &mut RaceSink) {
-        self.events.extend_from_slice(events);
-    }
-
-    fn set_symbols(&mut self, symbols: &jrace_trace::Symbols) {
-        self.statics = Some(symbols.var_static.clone());
-    }
-
-    fn finish(&mut self, races: &mut RaceSink) -> Outcome {
-        let events = std::mem::take(&mut self.events);
-        let statics = self.statics.take();
-        self.stats = causal::run(
-            &events,
-            Policy::Mcm,
-            &self.options,
-            statics.as_deref(),
-            races,
-        );
-        Outcome {
-            unknown: Some(self.stats.unknown),
-            complete: None,
-            warnings_only: false,
-        }
-    }
+/// The `mcm` detector.
+pub fn detector(options: Options) -> CausalDetector {
+    CausalDetector::new(Policy::Mcm, options)
 }

@@ -13,7 +13,7 @@
 //!   recorded up to the pair. Every report carries the model's witness (events before
 //!   the earlier of the two, then the pair), validated by [`crate::witness`] in model
 //!   value; said is in [`crate::witness::MUST_WITNESS`]. Timeouts are counted in
-//!   [`Outcome::unknown`] and never reported.
+//!   [`crate::detector::Outcome::unknown`] and never reported.
 //! - *Not maximal*: it misses races that need a read to change (V1, V9b), and races
 //!   after which the window cannot complete (a deadlock or a lost notification: V5,
 //!   V11). On every trace `said ⊆ mcm` (tests/prop_mcm.rs).
@@ -23,60 +23,9 @@
 //! whole window must stay completable, which is what makes said slower than mcm on
 //! large windows.
 
-use crate::causal::{self, Options, Policy, Stats};
-use crate::detector::{Detector, Outcome, RaceSink};
-use jrace_trace::Event;
+use crate::causal::{CausalDetector, Options, Policy};
 
-#[derive(Default)]
-pub struct SaidDetector {
-    events: Vec<Event>,
-    pub options: Options,
-    /// Statistics of the last `finish`.
-    pub stats: Stats,
-    /// Static name of each variable, from [`Detector::set_symbols`].
-    statics: Option<Vec<u32>>,
-}
-
-impl SaidDetector {
-    pub fn new(options: Options) -> SaidDetector {
-        SaidDetector {
-            options,
-            ..SaidDetector::default()
-        }
-    }
-}
-
-impl Detector for SaidDetector {
-    fn name(&self) -> &'static str {
-        "said"
-    }
-
-    fn on_event(&mut self, _idx: u64, e: &Event, _races: &mut RaceSink) {
-        self.events.push(*e);
-    }
-
-    fn on_batch(&mut self, _first_idx: u64, events: &[Event], _races: &mut RaceSink) {
-        self.events.extend_from_slice(events);
-    }
-
-    fn set_symbols(&mut self, symbols: &jrace_trace::Symbols) {
-        self.statics = Some(symbols.var_static.clone());
-    }
-
-    fn finish(&mut self, races: &mut RaceSink) -> Outcome {
-        let events = std::mem::take(&mut self.events);
-        let statics = self.statics.take();
-        self.stats = causal::run(
-            &events,
-            Policy::Said,
-            &self.options,
-            statics.as_deref(),
-            races,
-        );
-        Outcome {
-            unknown: Some(self.stats.unknown),
-            complete: None,
-            warnings_only: false,
-        }
-    }
+/// The `said` detector.
+pub fn detector(options: Options) -> CausalDetector {
+    CausalDetector::new(Policy::Said, options)
 }

@@ -69,9 +69,11 @@
 //! are tried, and each access is paired with at most [`driver::Options::max_scan`]
 //! earlier accesses of its variable.
 
+pub mod detector;
 pub mod driver;
 pub mod formula;
 pub mod solve;
 pub mod window;
 
+pub use detector::CausalDetector;
 pub use driver::{run, Options, Policy, Stats};

@@ -1,0 +1,67 @@
+//! The one `Detector` shell of the solver detectors: it buffers the trace (the encodings
+//! need it whole) and hands it to [`super::run`] with the detector's [`Policy`]. `mcm` and
+//! `said` differ only in that policy; their modules state what each promises.
+
+use super::{run, Options, Policy, Stats};
+use crate::detector::{Detector, Outcome, RaceSink};
+use jrace_trace::Event;
+
+pub struct CausalDetector {
+    policy: Policy,
+    events: Vec<Event>,
+    pub options: Options,
+    /// Statistics of the last `finish`.
+    pub stats: Stats,
+    /// Static name of each variable, from [`Detector::set_symbols`].
+    statics: Option<Vec<u32>>,
+}
+
+impl CausalDetector {
+    pub fn new(policy: Policy, options: Options) -> CausalDetector {
+        CausalDetector {
+            policy,
+            events: Vec::new(),
+            options,
+            stats: Stats::default(),
+            statics: None,
+        }
+    }
+}
+
+impl Detector for CausalDetector {
+    fn name(&self) -> &'static str {
+        match self.policy {
+            Policy::Mcm => "mcm",
+            Policy::Said => "said",
+        }
+    }
+
+    fn on_event(&mut self, _idx: u64, e: &Event, _races: &mut RaceSink) {
+        self.events.push(*e);
+    }
+
+    fn on_batch(&mut self, _first_idx: u64, events: &[Event], _races: &mut RaceSink) {
+        self.events.extend_from_slice(events);
+    }
+
+    fn set_symbols(&mut self, symbols: &jrace_trace::Symbols) {
+        self.statics = Some(symbols.var_static.clone());
+    }
+
+    fn finish(&mut self, races: &mut RaceSink) -> Outcome {
+        let events = std::mem::take(&mut self.events);
+        let statics = self.statics.take();
+        self.stats = run(
+            &events,
+            self.policy,
+            &self.options,
+            statics.as_deref(),
+            races,
+        );
+        Outcome {
+            unknown: Some(self.stats.unknown),
+            complete: None,
+            warnings_only: false,
+        }
+    }
+}
