@@ -1111,6 +1111,12 @@ impl Cx<'_> {
 
     // --- accesses ---
 
+    /// The id of a reference value being recorded, marking the access as carrying one.
+    unsafe fn ref_value_of(&mut self, v: jobject) -> i64 {
+        self.ref_value = true;
+        self.obj(v) as i64
+    }
+
     unsafe fn field(&mut self, write: bool, o: jobject, site: i32, value: i64) {
         let Some(e) = self.site(site) else { return };
         let Resolved::Field {
@@ -1126,12 +1132,7 @@ impl Cx<'_> {
             return;
         }
         let v = self.field_var(obj, static_id);
-        let kind = match (write, volatile) {
-            (false, false) => Kind::Read,
-            (true, false) => Kind::Write,
-            (false, true) => Kind::VRead,
-            (true, true) => Kind::VWrite,
-        };
+        let kind = access_kind(write, volatile);
         if !volatile {
             self.stack_once(e, site);
         }
@@ -1301,12 +1302,7 @@ impl Cx<'_> {
             return;
         }
         let v = self.field_var(0, static_id);
-        let kind = match (write, volatile) {
-            (false, false) => Kind::Read,
-            (true, false) => Kind::Write,
-            (false, true) => Kind::VRead,
-            (true, true) => Kind::VWrite,
-        };
+        let kind = access_kind(write, volatile);
         if !volatile {
             self.stack_once(e, site);
         }
@@ -1434,10 +1430,7 @@ impl Cx<'_> {
             jni!(env, ExceptionClear);
             return;
         }
-        let sid = {
-            let mut n = lock(&self.a.names);
-            intern_static(self.a, &mut n, name)
-        };
+        let sid = self.fixed_static(name);
         let (so, dobj) = (self.obj(src), self.obj(dst));
         self.stack_once(e, site);
         self.implicit_branch(so, true, e.loc);
@@ -1843,6 +1836,15 @@ impl Cx<'_> {
     }
 }
 
+fn access_kind(write: bool, volatile: bool) -> Kind {
+    match (write, volatile) {
+        (false, false) => Kind::Read,
+        (true, false) => Kind::Write,
+        (false, true) => Kind::VRead,
+        (true, true) => Kind::VWrite,
+    }
+}
+
 #[derive(Clone, Copy)]
 enum When {
     Before,
@@ -2096,12 +2098,6 @@ fn d2i(v: f64) -> i64 {
     v.to_bits() as i64
 }
 
-macro_rules! obj_value {
-    ($cx:expr, $v:expr) => {
-        $cx.obj($v) as i64
-    };
-}
-
 unsafe extern "C" fn rd_i(env: Env, _: jclass, v: jint, o: jobject, site: jint) {
     hook(env, |cx| cx.field(false, o, site, v as i64));
 }
@@ -2116,8 +2112,7 @@ unsafe extern "C" fn rd_d(env: Env, _: jclass, v: jdouble, o: jobject, site: jin
 }
 unsafe extern "C" fn rd_a(env: Env, _: jclass, v: jobject, o: jobject, site: jint) {
     hook(env, |cx| {
-        let v = obj_value!(cx, v);
-        cx.ref_value = true;
+        let v = cx.ref_value_of(v);
         cx.field(false, o, site, v)
     });
 }
@@ -2135,8 +2130,7 @@ unsafe extern "C" fn wr_d(env: Env, _: jclass, o: jobject, v: jdouble, site: jin
 }
 unsafe extern "C" fn wr_a(env: Env, _: jclass, o: jobject, v: jobject, site: jint) {
     hook(env, |cx| {
-        let v = obj_value!(cx, v);
-        cx.ref_value = true;
+        let v = cx.ref_value_of(v);
         cx.field(true, o, site, v)
     });
 }
@@ -2154,8 +2148,7 @@ unsafe extern "C" fn sr_d(env: Env, _: jclass, v: jdouble, site: jint) {
 }
 unsafe extern "C" fn sr_a(env: Env, _: jclass, v: jobject, site: jint) {
     hook(env, |cx| {
-        let v = obj_value!(cx, v);
-        cx.ref_value = true;
+        let v = cx.ref_value_of(v);
         cx.static_field(false, site, v)
     });
 }
@@ -2173,8 +2166,7 @@ unsafe extern "C" fn sw_d(env: Env, _: jclass, v: jdouble, site: jint) {
 }
 unsafe extern "C" fn sw_a(env: Env, _: jclass, v: jobject, site: jint) {
     hook(env, |cx| {
-        let v = obj_value!(cx, v);
-        cx.ref_value = true;
+        let v = cx.ref_value_of(v);
         cx.static_field(true, site, v)
     });
 }
@@ -2192,8 +2184,7 @@ unsafe extern "C" fn ar_d(env: Env, _: jclass, v: jdouble, a: jobject, i: jint, 
 }
 unsafe extern "C" fn ar_a(env: Env, _: jclass, v: jobject, a: jobject, i: jint, site: jint) {
     hook(env, |cx| {
-        let v = obj_value!(cx, v);
-        cx.ref_value = true;
+        let v = cx.ref_value_of(v);
         cx.array(false, a, i, site, v)
     });
 }
@@ -2211,8 +2202,7 @@ unsafe extern "C" fn aw_d(env: Env, _: jclass, a: jobject, i: jint, v: jdouble, 
 }
 unsafe extern "C" fn aw_a(env: Env, _: jclass, a: jobject, i: jint, v: jobject, site: jint) {
     hook(env, |cx| {
-        let v = obj_value!(cx, v);
-        cx.ref_value = true;
+        let v = cx.ref_value_of(v);
         cx.array(true, a, i, site, v)
     });
 }
