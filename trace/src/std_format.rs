@@ -544,6 +544,14 @@ t2|enter(m;)|\nt2|enter(m;*)|\nt2|req(l)|1\nt2|begin(tx)|\nt2|dummy(q)|\nt2|r(o1
             ("t1|br(x)|1\n", "`br` takes no argument"),
             ("t1|enter(m)|1\n", "expected `;`"),
             (
+                "t1|exit(m)|1\n",
+                "bad.std:1: exit(m) by thread t1 without an open enter(m;..)",
+            ),
+            (
+                "t1|enter(m;a)|1\nt1|enter(n;)|2\nt1|exit(m)|3\n",
+                "bad.std:3: exit(m) by thread t1 while its innermost open call is enter(n;..) (expected exit(n))",
+            ),
+            (
                 "t1|rel(l)|1\n",
                 "bad.std:1: release of lock l that thread t1 does not hold",
             ),

@@ -4,7 +4,9 @@
 //! rules: locks are held by one thread at a time and released only by their holder,
 //! a joined or ended thread has no later events, a forked thread has no events before
 //! its fork, a `wake` follows the same thread's `wait` on that lock, and `notify` is
-//! called by the lock's holder (as Java requires). The checker also
+//! called by the lock's holder (as Java requires), and an `exit(M)` closes its thread's
+//! innermost open `enter(M;…)` (BarrierPairs nest; an `enter` may stay open when the
+//! trace is cut). The checker also
 //! marks re-entrant inner acquires and their releases with [`FLAG_NESTED`], because
 //! only the outermost acquisition synchronizes.
 
@@ -34,6 +36,8 @@ pub struct Checker {
     locks: Vec<LockState>,
     /// Locks each thread currently holds (outermost acquisitions), for reports.
     held: Vec<Vec<LockId>>,
+    /// Each thread's open `enter` events (their methods), innermost last.
+    calls: Vec<Vec<MethodId>>,
 }
 
 /// What went wrong, phrased for a user: "release of lock l that t1 does not hold".
@@ -77,13 +81,7 @@ impl Checker {
         // thread as seen.
         if matches!(
             e.kind,
-            Kind::Read
-                | Kind::Write
-                | Kind::VRead
-                | Kind::VWrite
-                | Kind::Branch
-                | Kind::Enter
-                | Kind::Exit
+            Kind::Read | Kind::Write | Kind::VRead | Kind::VWrite | Kind::Branch
         ) {
             if let Some(st) = self.threads.get_mut(e.thread as usize) {
                 if !st.ended && !st.joined && st.waiting.is_none() {
@@ -256,6 +254,36 @@ impl Checker {
                     ));
                 }
                 cs.joined = true;
+            }
+            Kind::Enter => {
+                let i = t as usize;
+                if i >= self.calls.len() {
+                    self.calls.resize_with(i + 1, Vec::new);
+                }
+                self.calls[i].push(e.target);
+            }
+            Kind::Exit => {
+                let top = self.calls.get_mut(t as usize).and_then(|c| c.pop());
+                match top {
+                    Some(m) if m == e.target => {}
+                    Some(m) => {
+                        return Err(format!(
+                            "exit({}) by thread {} while its innermost open call is enter({};..) (expected exit({}))",
+                            sym.methods.name(e.target),
+                            tname(),
+                            sym.methods.name(m),
+                            sym.methods.name(m)
+                        ))
+                    }
+                    None => {
+                        return Err(format!(
+                            "exit({}) by thread {} without an open enter({};..)",
+                            sym.methods.name(e.target),
+                            tname(),
+                            sym.methods.name(e.target)
+                        ))
+                    }
+                }
             }
             Kind::End => {
                 if let Some(ls) = self.held.get(t as usize) {
