@@ -13,6 +13,7 @@ pub mod lockset;
 pub mod m2;
 pub mod mcm;
 pub mod oracle;
+pub mod rdit;
 pub mod report;
 pub mod said;
 pub mod shb;
@@ -26,10 +27,12 @@ pub mod witness_view;
 pub use detector::{Detector, Outcome, RacePair, RaceSink};
 
 /// Every detector name, in the order reports list them.
-pub const DETECTORS: &[&str] = &["hb", "lockset", "cp", "wcp", "shb", "m2", "mcm", "said"];
+pub const DETECTORS: &[&str] = &[
+    "hb", "lockset", "cp", "wcp", "shb", "m2", "mcm", "said", "rdit",
+];
 
 /// Names accepted by `-d` that later work will provide.
-pub const PLANNED: &[&str] = &["rdit"];
+pub const PLANNED: &[&str] = &[];
 
 /// The default set: sound on every report (shb) plus the fast classics.
 pub const DEFAULT_DETECTORS: &[&str] = &["hb", "shb", "wcp"];
@@ -38,7 +41,7 @@ pub const DEFAULT_DETECTORS: &[&str] = &["hb", "shb", "wcp"];
 /// SECS`). Detectors that have no such knob ignore them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DetectorOptions {
-    /// Window size in events for the solver detectors (mcm, said); `None`: 10,000.
+    /// Window size in events for the solver detectors (mcm, said, rdit); `None`: 10,000.
     /// Windows overlap by half (see [`causal`]).
     pub window: Option<usize>,
     /// Per-query solver timeout; `None`: 10 s. A pair that times out is not reported
@@ -70,6 +73,7 @@ pub fn make_detector_with(name: &str, opts: &DetectorOptions) -> Option<Box<dyn 
     Some(match name {
         "mcm" => Box::new(mcm::detector(opts.causal())),
         "said" => Box::new(said::detector(opts.causal())),
+        "rdit" => Box::new(rdit::detector(opts.causal())),
         "hb" => Box::new(hb::HbDetector::default()),
         "lockset" => Box::new(lockset::LocksetDetector::default()),
         "cp" => Box::new(cp::CpDetector::default()),

@@ -12,7 +12,8 @@
 //!
 //! **The encoding** (notes §1.6): one order variable per event and a cut C, the pair at
 //! the cut; MHB (program order, fork/join, matched notify → wake, pins of unmatched
-//! wakes and conservative BarrierPair pins), lock exclusion of regions entered before the
+//! wakes, and BarrierPair edges as `rdit` builds them with every reachable set taken as
+//! `*`, which is conservative: [`crate::causal::barrier`]), lock exclusion of regions entered before the
 //! cut, wait-before-notify for wakes before the cut, one memoized Boolean per read
 //! "returns its recorded value" (initial-value case included), and every guard before
 //! the cut feasible. Each query is sliced to the events that can matter for its pair

@@ -70,10 +70,8 @@ use std::fmt;
 const NONE: u32 = u32::MAX;
 
 /// Detectors whose every race must carry a validated witness (DESIGN §5): shb's come
-/// from the SHB closure, m2's from the schedules it attaches. The other
-/// sound-for-all-races detectors (mcm, said, rdit) join this list once they attach
-/// schedules or their witnesses are built here.
-pub const MUST_WITNESS: &[&str] = &["shb", "m2", "mcm", "said"];
+/// from the SHB closure, m2's, mcm's, said's and rdit's from the schedules they attach.
+pub const MUST_WITNESS: &[&str] = &["shb", "m2", "mcm", "said", "rdit"];
 
 /// The feasibility model a schedule is checked in (witness.md §5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -89,7 +87,7 @@ pub enum Model {
 /// The model a detector's own schedules are checked in.
 pub fn model_for(detector: &str) -> Model {
     match detector {
-        "mcm" => Model::Cf,
+        "mcm" | "rdit" => Model::Cf,
         "said" => Model::Value,
         _ => Model::Rf,
     }
@@ -146,6 +144,38 @@ pub fn initial_values(events: &[Event], keys: &[ValueKey]) -> HashMap<u32, Optio
     init
 }
 
+/// The reads whose recorded value no traced write explains (`rdit-tree.md` H-R8): a
+/// valued read whose observed write has another recorded value, or that observed no write
+/// and differs from the variable's initial value (the first value read). Missing code
+/// (an excluded library, native code, a copy the agent did not record) wrote it, at a
+/// moment the trace does not show, so such a read returns its recorded value for sure only
+/// where it was recorded: after exactly the events before it in the trace. The encodings
+/// give it no recorded-writer or initial-value alternative, only writes of the same value.
+pub fn unexplained_reads(
+    events: &[Event],
+    keys: &[ValueKey],
+    observed: &[u32],
+) -> std::collections::HashSet<u32> {
+    let init = initial_values(events, keys);
+    let mut out = std::collections::HashSet::new();
+    for (i, e) in events.iter().enumerate() {
+        if !matches!(e.kind, Kind::Read | Kind::VRead) || !e.has_value() {
+            continue;
+        }
+        let o = observed[i];
+        let explained = if o == NONE {
+            init.get(&e.target).copied().flatten() == Some(keys[i])
+        } else {
+            let w = &events[o as usize];
+            !w.has_value() || w.value == e.value
+        };
+        if !explained {
+            out.insert(i as u32);
+        }
+    }
+    out
+}
+
 /// Which validation rule a schedule breaks (witness.md §5.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rule {
@@ -159,6 +189,7 @@ pub enum Rule {
     Rf,
     Val,
     Cf,
+    Barrier,
 }
 
 impl Rule {
@@ -174,6 +205,7 @@ impl Rule {
             Rule::Rf => "W-RF",
             Rule::Val => "W-VAL",
             Rule::Cf => "W-CF",
+            Rule::Barrier => "W-BARRIER",
         }
     }
 }
@@ -230,6 +262,11 @@ pub struct Facts<'a> {
     init: Vec<Option<ValueKey>>,
     nvars: usize,
     nlocks: usize,
+    /// [`unexplained_reads`].
+    unexplained: std::collections::HashSet<u32>,
+    /// Extra must-happen-before edges a schedule must respect (`rdit`'s BarrierPair
+    /// edges, [`Facts::set_order_edges`]): per event, the events that must run first.
+    before: HashMap<u32, Vec<u32>>,
 }
 
 impl<'a> Facts<'a> {
@@ -301,7 +338,9 @@ impl<'a> Facts<'a> {
         for (v, k) in initial_values(events, &keys) {
             init[v as usize] = k;
         }
+        let unexplained = unexplained_reads(events, &keys, &observed);
         Facts {
+            unexplained,
             wake_wait,
             keys,
             init,
@@ -316,6 +355,15 @@ impl<'a> Facts<'a> {
             notify_waits,
             nvars,
             nlocks,
+            before: HashMap::new(),
+        }
+    }
+
+    /// Adds must-happen-before edges `(from, to)` (event indices) to the rules every
+    /// schedule is checked against (`W-BARRIER`): `rdit`'s BarrierPair ordering.
+    pub fn set_order_edges(&mut self, edges: &[(u32, u32)]) {
+        for &(x, y) in edges {
+            self.before.entry(y).or_default().push(x);
         }
     }
 
@@ -592,6 +640,10 @@ struct Sim {
     taint: Vec<bool>,
     /// Value models: waits whose matched notify ran before them (their wake may not run).
     lost: Vec<u32>,
+    /// How many events are done, and the first event not done (the schedule so far is
+    /// the recorded prefix `0..frontier` exactly when both equal).
+    ndone: usize,
+    frontier: usize,
 }
 
 impl Sim {
@@ -609,15 +661,22 @@ impl Sim {
             cur: if valued { f.init.clone() } else { Vec::new() },
             taint: vec![false; if valued { f.threads.len() } else { 0 }],
             lost: Vec::new(),
+            ndone: 0,
+            frontier: 0,
         }
     }
 
-    /// Value models: whether read `i` would return its recorded value now.
+    /// Value models: whether read `i` would return its recorded value now: its value is
+    /// the current one, or it reads from its recorded writer, and for a read whose value
+    /// missing code wrote ([`unexplained_reads`]) only at its recorded place.
     fn concrete_read(&self, f: &Facts, i: usize) -> bool {
         let v = f.ev(i).target as usize;
         let cur = self.cur[v];
         cur == Some(f.keys[i])
-            || (self.last_write[v] == f.observed[i] && (f.observed[i] == NONE || cur.is_some()))
+            || (self.last_write[v] == f.observed[i]
+                && (f.observed[i] == NONE || cur.is_some())
+                && (!f.unexplained.contains(&(i as u32))
+                    || (self.ndone == i && self.frontier == i)))
     }
 
     fn done(&self, f: &Facts, i: u32) -> bool {
@@ -656,6 +715,20 @@ impl Sim {
                     f.describe(i),
                     sym.thread_name(e.thread),
                     f.describe(f.fork_of[t] as usize)
+                ),
+            ));
+        }
+        if let Some(&x) = f
+            .before
+            .get(&(i as u32))
+            .and_then(|xs| xs.iter().find(|&&x| !self.done(f, x)))
+        {
+            return Err((
+                Rule::Barrier,
+                format!(
+                    "{} runs before {}, which missing code orders before it (BarrierPair)",
+                    f.describe(i),
+                    f.describe(x as usize)
                 ),
             ));
         }
@@ -849,6 +922,12 @@ impl Sim {
             }
         }
         self.pos[t as usize] += 1;
+        self.ndone += 1;
+        if !f.unexplained.is_empty() {
+            while self.frontier < f.trace.events.len() && self.done(f, self.frontier as u32) {
+                self.frontier += 1;
+            }
+        }
         match e.kind {
             Kind::Write | Kind::VWrite => self.last_write[e.target as usize] = i as u32,
             Kind::Acquire if !e.is_nested() => self.owner[e.target as usize] = t,

@@ -79,6 +79,8 @@ struct Oracle<'a> {
     notify_wakes: HashMap<usize, Vec<usize>>,
     /// Unmatched wakes: the events that must be done before them.
     pins: HashMap<usize, Vec<usize>>,
+    /// BarrierPair ordering ([`alg5_edges`]): the events that must be done before each.
+    before: HashMap<usize, Vec<usize>>,
     conservative: bool,
     nlocks: usize,
 }
@@ -179,9 +181,20 @@ impl<'a> Oracle<'a> {
             wake_wait,
             notify_wakes,
             pins,
+            before: HashMap::new(),
             conservative,
             nlocks,
         }
+    }
+
+    /// The oracle of the BarrierPair model: MCM with [`alg5_edges`] (`top`: every
+    /// reachable set taken as `*`).
+    fn with_barriers(trace: &'a Trace, conservative: bool, top: bool) -> Oracle<'a> {
+        let mut o = Oracle::new(trace, conservative);
+        for (x, y) in alg5_edges(trace, top) {
+            o.before.entry(y).or_default().push(x);
+        }
+        o
     }
 
     fn done(&self, s: &State, i: usize) -> bool {
@@ -216,8 +229,18 @@ impl<'a> Oracle<'a> {
         true
     }
 
+    /// Every BarrierPair predecessor of `i` is done.
+    fn before_ok(&self, s: &State, i: usize) -> bool {
+        self.before
+            .get(&i)
+            .is_none_or(|xs| xs.iter().all(|&x| self.done(s, x)))
+    }
+
     fn enabled(&self, s: &State, i: usize) -> bool {
         if !self.guard_ok(s, i) {
+            return false;
+        }
+        if !self.before_ok(s, i) {
             return false;
         }
         let e = &self.ev[i];
@@ -294,6 +317,8 @@ impl<'a> Oracle<'a> {
                         && (ea.kind == Kind::Write || eb.kind == Kind::Write)
                         && self.guard_ok(&s, a)
                         && self.guard_ok(&s, b)
+                        && self.before_ok(&s, a)
+                        && self.before_ok(&s, b)
                     {
                         out.insert(sig_string(
                             sym.static_name(ea.target),
@@ -441,4 +466,343 @@ fn conservative_mode_and_windows_find_subsets() {
         cons_less > 10 && windowed_less > 10,
         "{cons_less} {windowed_less}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// BarrierPairs (rdit, and mcm's conservative reading of them).
+
+/// Alg 5 of the thesis as `rdit-tree.md` §1.3.3 restates it, with §1.3.2's "events on
+/// an object", written independently of `causal::barrier` (pairwise, quadratic): for
+/// every two BarrierPairs whose sets meet, their events (enter, the events in between,
+/// exit) are chained in trace order; for every BarrierPair, object x of its set and
+/// event e on x, the BarrierPair's events and e are chained. `top`: every set is `*`.
+fn alg5_edges(trace: &Trace, top: bool) -> Vec<(usize, usize)> {
+    use jrace_trace::ObjSet;
+    let ev = &trace.events;
+    let sym = &trace.symbols;
+    let mut by_thread: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (i, e) in ev.iter().enumerate() {
+        by_thread.entry(e.thread).or_default().push(i);
+    }
+    // (events of the BarrierPair, its set: None = `*`).
+    let mut bps: Vec<(Vec<usize>, Option<Vec<String>>)> = Vec::new();
+    let mut open: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (i, e) in ev.iter().enumerate() {
+        match e.kind {
+            Kind::Enter => open.entry(e.thread).or_default().push(i),
+            Kind::Exit => spans.push((open.get_mut(&e.thread).unwrap().pop().unwrap(), i)),
+            _ => {}
+        }
+    }
+    for (t, st) in open {
+        for en in st {
+            spans.push((en, *by_thread[&t].last().unwrap()));
+        }
+    }
+    for (en, ex) in spans {
+        let t = ev[en].thread;
+        let events: Vec<usize> = by_thread[&t]
+            .iter()
+            .copied()
+            .filter(|&i| i >= en && i <= ex)
+            .collect();
+        let set = match &sym.objsets[ev[en].value as usize] {
+            _ if top => None,
+            ObjSet::All => None,
+            ObjSet::Objects(os) => {
+                Some(os.iter().map(|&o| sym.objects.name(o).to_owned()).collect())
+            }
+        };
+        bps.push((events, set));
+    }
+    // The objects an event is on ("*" stands for "some object").
+    let first_last = |t: u32| -> (usize, usize) {
+        let v = &by_thread[&t];
+        (v[0], *v.last().unwrap())
+    };
+    let on = |i: usize, o: Option<&str>| -> bool {
+        let e = &ev[i];
+        let named = |name: &str| match o {
+            None => true,
+            Some(o) => name == o,
+        };
+        let var_on = |v: &str| match o {
+            None => true,
+            Some(o) => v == o || v.starts_with(&format!("{o}.")) || v.starts_with(&format!("{o}[")),
+        };
+        let lock_on = |l: &str| match o {
+            None => true,
+            Some(o) => l == o || l.ends_with(&format!("@{o}")),
+        };
+        let as_thread = sym.threads.names().iter().enumerate().any(|(t, name)| {
+            by_thread.contains_key(&(t as u32)) && named(name) && {
+                let (f, l) = first_last(t as u32);
+                i == f || i == l
+            }
+        });
+        as_thread
+            || (e.kind.is_access() && var_on(sym.var_name(e.target)))
+            || (e.kind.has_lock() && lock_on(sym.lock_name(e.target)))
+            || (e.kind.has_thread() && named(sym.thread_name(e.target)))
+    };
+    let meets = |a: &Option<Vec<String>>, b: &Option<Vec<String>>| match (a, b) {
+        (None, None) => true,
+        (None, Some(s)) | (Some(s), None) => !s.is_empty(),
+        (Some(x), Some(y)) => x.iter().any(|o| y.contains(o)),
+    };
+    let mut edges = Vec::new();
+    let mut chain = |mut v: Vec<usize>| {
+        v.sort_unstable();
+        v.dedup();
+        for w in v.windows(2) {
+            edges.push((w[0], w[1]));
+        }
+    };
+    for (a, (ea, sa)) in bps.iter().enumerate() {
+        for (eb, sb) in &bps[a + 1..] {
+            if meets(sa, sb) {
+                chain(ea.iter().chain(eb).copied().collect());
+            }
+        }
+        let objs: Vec<Option<&str>> = match sa {
+            None => vec![None],
+            Some(s) => s.iter().map(|o| Some(o.as_str())).collect(),
+        };
+        for o in objs {
+            for i in 0..ev.len() {
+                if on(i, o) {
+                    chain(ea.iter().copied().chain([i]).collect());
+                }
+            }
+        }
+    }
+    edges
+}
+
+type Span<'a> = (&'a str, usize, usize, String);
+
+/// Inserts random BarrierPairs into a trace text: per thread at most one span over a
+/// random stretch of its events (possibly empty) and sometimes one nested inside it, each
+/// with a set drawn from the trace's variables, locks and threads, empty, or `*`.
+fn with_barrier_pairs(seed: u64, text: &str) -> (String, Trace) {
+    let mut rng = SmallRng::seed_from_u64(seed ^ 0xba77);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut per_thread: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, l) in lines.iter().enumerate() {
+        per_thread
+            .entry(l.split('|').next().unwrap())
+            .or_default()
+            .push(k);
+    }
+    let op = |k: usize| lines[k].split('|').nth(1).unwrap_or("");
+    let mut names: Vec<String> = Vec::new();
+    for l in &lines {
+        let o = l.split('|').nth(1).unwrap_or("");
+        if let (Some(a), Some(b)) = (o.find('('), o.find([',', ')'])) {
+            let n = &o[a + 1..b];
+            if !n.is_empty() && !names.iter().any(|x| x == n) {
+                names.push(n.to_owned());
+            }
+        }
+    }
+    for t in per_thread.keys() {
+        names.push((*t).to_owned());
+    }
+    names.sort();
+    // Spans (thread, i, j, `M;set`): the thread's events i..j are inside.
+    let mut spans: Vec<Span> = Vec::new();
+    let mut threads: Vec<&str> = per_thread.keys().copied().collect();
+    threads.sort();
+    let mut m = 0;
+    for t in threads {
+        let len = per_thread[t].len();
+        let ok = |i: usize, j: usize| {
+            let ks = &per_thread[t];
+            let wake_at = |k: usize| k < len && op(ks[k]).starts_with("wake");
+            let wait_before = |k: usize| k > 0 && op(ks[k - 1]).starts_with("wait");
+            // Not between a wait and its wake.
+            !(wake_at(i) || wait_before(j) || (i == j && wait_before(i)))
+        };
+        let set = |rng: &mut SmallRng| -> String {
+            if rng.gen_bool(0.1) {
+                return "*".to_owned();
+            }
+            let n = rng.gen_range(0..=2);
+            let mut v: Vec<&str> = (0..n)
+                .map(|_| names[rng.gen_range(0..names.len())].as_str())
+                .collect();
+            v.sort();
+            v.dedup();
+            v.join(",")
+        };
+        if !rng.gen_bool(0.7) {
+            continue;
+        }
+        let i = rng.gen_range(0..=len);
+        let j = rng.gen_range(i..=len);
+        if !ok(i, j) {
+            continue;
+        }
+        m += 1;
+        spans.push((t, i, j, format!("M{m};{}", set(&mut rng))));
+        if rng.gen_bool(0.3) {
+            let i2 = rng.gen_range(i..=j);
+            let j2 = rng.gen_range(i2..=j);
+            if ok(i2, j2) {
+                m += 1;
+                spans.push((t, i2, j2, format!("M{m};{}", set(&mut rng))));
+            }
+        }
+    }
+    let method = |d: &str| d.split(';').next().unwrap().to_owned();
+    let mut out = String::new();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    let emit_before = |out: &mut String, t: &str, c: usize| {
+        // Outer first; an empty span closes at once.
+        // (Spans are pushed outer first: the index breaks ties.)
+        let mut here: Vec<(usize, &Span)> = spans
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.0 == t && s.1 == c)
+            .collect();
+        here.sort_by_key(|&(k, s)| (std::cmp::Reverse(s.2), k));
+        let here: Vec<&Span> = here.into_iter().map(|p| p.1).collect();
+        let mut empties = Vec::new();
+        for s in here {
+            out.push_str(&format!("{t}|enter({})|\n", s.3));
+            if s.2 == s.1 {
+                empties.push(s);
+            }
+        }
+        for s in empties.iter().rev() {
+            out.push_str(&format!("{t}|exit({})|\n", method(&s.3)));
+        }
+    };
+    let emit_after = |out: &mut String, t: &str, c: usize| {
+        // Inner first.
+        let mut here: Vec<(usize, &Span)> = spans
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.0 == t && s.2 == c && s.2 > s.1)
+            .collect();
+        here.sort_by_key(|&(k, s)| std::cmp::Reverse((s.1, k)));
+        for (_, s) in here {
+            out.push_str(&format!("{t}|exit({})|\n", method(&s.3)));
+        }
+    };
+    for l in &lines {
+        let t = l.split('|').next().unwrap();
+        let c = *count.get(t).unwrap_or(&0);
+        emit_before(&mut out, t, c);
+        out.push_str(l);
+        out.push('\n');
+        count.insert(t, c + 1);
+        emit_after(&mut out, t, c + 1);
+        if c + 1 == per_thread[t].len() {
+            emit_before(&mut out, t, c + 1);
+        }
+    }
+    let trace = jrace_trace::std_format::parse_str(&out, "gen-bp.std")
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{out}"));
+    (out, trace)
+}
+
+fn run_rdit(trace: &Trace, opts: &Options) -> (BTreeSet<String>, causal::Stats) {
+    let mut sink = RaceSink::new();
+    let index = causal::barrier::ObjectIndex::new(&trace.symbols);
+    let stats = causal::run_with_objects(
+        &trace.events,
+        Policy::Rdit,
+        opts,
+        None,
+        Some(&index),
+        &mut sink,
+    );
+    let sym = &trace.symbols;
+    let sigs = sink
+        .pairs()
+        .iter()
+        .map(|p| {
+            sig_string(
+                sym.static_name(p.var),
+                sym.loc_name(p.first_loc),
+                sym.loc_name(p.second_loc),
+            )
+        })
+        .collect();
+    (sigs, stats)
+}
+
+/// On random traces with BarrierPairs: `rdit` reports exactly the races of the
+/// BarrierPair-extended maximal causal model (Alg 5's pairwise chains over the trace's
+/// sets), `mcm` exactly those with every set taken as `*`, and mcm ⊆ rdit ⊆ plain MCM.
+#[test]
+fn rdit_and_mcm_equal_the_barrier_pair_oracle() {
+    let opts = Options::default();
+    let (mut traces, mut with_bp, mut rdit_more, mut rdit_less) = (0, 0, 0, 0);
+    let mut failures = Vec::new();
+    for seed in 0..1500u64 {
+        let cfg = GenConfig::default();
+        let (base, _) = valued(seed, &cfg, [0.0, 0.4][seed as usize % 2]);
+        let (text, trace) = with_barrier_pairs(seed, &base);
+        traces += 1;
+        if !trace.events.iter().any(|e| e.kind == Kind::Enter) {
+            continue;
+        }
+        with_bp += 1;
+        let cons = !trace.has_branches;
+        let want_rdit = Oracle::with_barriers(&trace, cons, false).races();
+        let want_mcm = Oracle::with_barriers(&trace, cons, true).races();
+        let plain = Oracle::new(&trace, cons).races();
+        let (rdit, rs) = run_rdit(&trace, &opts);
+        let (mcm, ms) = run(&trace, Policy::Mcm, &opts);
+        if rdit != want_rdit {
+            failures.push(format!(
+                "seed {seed}: rdit {rdit:?}, oracle {want_rdit:?}\n{text}"
+            ));
+        }
+        if mcm != want_mcm {
+            failures.push(format!(
+                "seed {seed}: mcm {mcm:?}, oracle(*) {want_mcm:?}\n{text}"
+            ));
+        }
+        if !want_mcm.is_subset(&want_rdit) || !want_rdit.is_subset(&plain) {
+            failures.push(format!(
+                "seed {seed}: oracles not nested: {want_mcm:?} {want_rdit:?} {plain:?}\n{text}"
+            ));
+        }
+        for (name, s) in [("rdit", &rs), ("mcm", &ms)] {
+            if s.invalid_witnesses > 0 || s.unknown > 0 {
+                failures.push(format!("seed {seed}: {name} {s:?}\n{text}"));
+            }
+        }
+        // Small windows and query windows only lose races, and never give a bad witness.
+        if seed % 5 == 0 {
+            for (window, margin) in [(6, 10_000), (10_000, 2)] {
+                let o = Options {
+                    window,
+                    margin,
+                    ..Options::default()
+                };
+                let (win, st) = run_rdit(&trace, &o);
+                if !win.is_subset(&rdit) || st.invalid_witnesses > 0 {
+                    failures.push(format!(
+                        "seed {seed} window {window} margin {margin}: {win:?} vs {rdit:?}, {st:?}\n{text}"
+                    ));
+                }
+            }
+        }
+        rdit_more += usize::from(want_rdit.len() > want_mcm.len());
+        rdit_less += usize::from(want_rdit.len() < plain.len());
+        if failures.len() > 5 {
+            break;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        with_bp > 700 && rdit_more > 50 && rdit_less > 50,
+        "weak test: {with_bp} traces with BarrierPairs, rdit above mcm on {rdit_more}, below plain MCM on {rdit_less}"
+    );
+    eprintln!("{traces} traces, {with_bp} with BarrierPairs, rdit > mcm on {rdit_more}, rdit < MCM on {rdit_less}");
 }

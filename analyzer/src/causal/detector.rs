@@ -1,8 +1,10 @@
 //! The one `Detector` shell of the solver detectors: it buffers the trace (the encodings
 //! need it whole) and hands it to [`super::run`] with the detector's [`Policy`]. `mcm` and
-//! `said` differ only in that policy; their modules state what each promises.
+//! `said` differ only in that policy, and `rdit` also takes the trace's reachable sets;
+//! their modules state what each promises.
 
-use super::{run, Options, Policy, Stats};
+use super::barrier::ObjectIndex;
+use super::{run_with_objects, Options, Policy, Stats};
 use crate::detector::{Detector, Outcome, RaceSink};
 use jrace_trace::Event;
 
@@ -14,6 +16,8 @@ pub struct CausalDetector {
     pub stats: Stats,
     /// Static name of each variable, from [`Detector::set_symbols`].
     statics: Option<Vec<u32>>,
+    /// `rdit`: the objects of the reachable sets, from [`Detector::set_symbols`].
+    objects: Option<ObjectIndex>,
 }
 
 impl CausalDetector {
@@ -24,6 +28,7 @@ impl CausalDetector {
             options,
             stats: Stats::default(),
             statics: None,
+            objects: None,
         }
     }
 }
@@ -33,6 +38,7 @@ impl Detector for CausalDetector {
         match self.policy {
             Policy::Mcm => "mcm",
             Policy::Said => "said",
+            Policy::Rdit => "rdit",
         }
     }
 
@@ -46,16 +52,21 @@ impl Detector for CausalDetector {
 
     fn set_symbols(&mut self, symbols: &jrace_trace::Symbols) {
         self.statics = Some(symbols.var_static.clone());
+        if self.policy == Policy::Rdit {
+            self.objects = Some(ObjectIndex::new(symbols));
+        }
     }
 
     fn finish(&mut self, races: &mut RaceSink) -> Outcome {
         let events = std::mem::take(&mut self.events);
         let statics = self.statics.take();
-        self.stats = run(
+        let objects = self.objects.take();
+        self.stats = run_with_objects(
             &events,
             self.policy,
             &self.options,
             statics.as_deref(),
+            objects.as_ref(),
             races,
         );
         Outcome {

@@ -1,6 +1,7 @@
 //! Windows, candidate pairs, rounds of parallel solver queries, witnesses: the part of
 //! `mcm` and `said` that is the same for both ([`run`]).
 
+use super::barrier::{barrier_edges, ObjectIndex};
 use super::formula::{mcm_query, place_unconstrained, said_base, said_pair, Constraints};
 use super::solve::{with_solver, Answer};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +22,8 @@ pub enum Policy {
     Mcm,
     /// Said et al.'s whole-window read consistency (notes §5.2).
     Said,
+    /// `mcm` over a ≺ extended by BarrierPair edges (`rdit-tree.md` §1.3.4).
+    Rdit,
 }
 
 /// Knobs of a run. See [`crate::DetectorOptions`] for the public ones.
@@ -122,17 +125,42 @@ pub fn run(
     statics: Option<&[u32]>,
     races: &mut RaceSink,
 ) -> Stats {
+    run_with_objects(events, policy, opts, statics, None, races)
+}
+
+/// [`run`], with the trace's reachable sets for `rdit` (without them, every BarrierPair
+/// counts as ⊤).
+pub fn run_with_objects(
+    events: &[Event],
+    policy: Policy,
+    opts: &Options,
+    statics: Option<&[u32]>,
+    objects: Option<&ObjectIndex>,
+    races: &mut RaceSink,
+) -> Stats {
     let mut stats = Stats::default();
     let n = events.len();
     if n == 0 {
         return stats;
     }
     let t_start = std::time::Instant::now();
-    let g = Global::new(events, opts.branches);
+    let mut g = Global::new(events, opts.branches);
     let trace = synthetic_trace(events, g.branch_complete);
-    let facts = Facts::new(&trace);
+    let mut facts = Facts::new(&trace);
+    if g.has_barriers {
+        // rdit orders BarrierPairs by their reachable sets; mcm and said conservatively
+        // take every set as `*` (notes mcm.md §1.7), which orders a superset of pairs.
+        let top = ObjectIndex::default();
+        let index = match policy {
+            Policy::Rdit => objects.unwrap_or(&top),
+            Policy::Mcm | Policy::Said => &top,
+        };
+        let edges = barrier_edges(events, index);
+        facts.set_order_edges(&edges);
+        g.bp_edges = edges;
+    }
     let model = match policy {
-        Policy::Mcm => Model::Cf,
+        Policy::Mcm | Policy::Rdit => Model::Cf,
         Policy::Said => Model::Value,
     };
     let mut cp = facts.checkpoint(model, 0);
@@ -292,7 +320,7 @@ fn solve_window(
                 // (said keeps its whole-window semantics and the window's shared base.)
                 let (lo, hi) = (w.global(a.min(b)), w.global(a.max(b)));
                 let margin = match policy {
-                    Policy::Mcm => opts.margin,
+                    Policy::Mcm | Policy::Rdit => opts.margin,
                     Policy::Said => usize::MAX / 4,
                 };
                 let s0 = lo.saturating_sub(margin).max(w.start);
@@ -306,7 +334,7 @@ fn solve_window(
                     (&owned, a - d, b - d)
                 };
                 let (ans, size) = match policy {
-                    Policy::Mcm => {
+                    Policy::Mcm | Policy::Rdit => {
                         let q = mcm_query(sw, sa, sb);
                         build_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
                         match q {
@@ -421,7 +449,7 @@ fn schedule(
     cut: i64,
 ) -> Vec<usize> {
     let limit = match policy {
-        Policy::Mcm => cut,
+        Policy::Mcm | Policy::Rdit => cut,
         Policy::Said => {
             let of = |x: u32| {
                 order

@@ -184,7 +184,7 @@ impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
         match own {
             None => w.init_ok(r) && writes.iter().all(|&k| w.prec(r, k)),
             Some(o) => {
-                (w.key(o) == w.key(r) || w.observed_local(r) == Some(o))
+                (w.key(o) == w.key(r) || (w.observed_local(r) == Some(o) && w.explained(r)))
                     && writes
                         .iter()
                         .all(|&k| k == o || w.prec(k, o) || w.prec(r, k))

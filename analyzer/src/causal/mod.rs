@@ -1,6 +1,7 @@
-//! The solver-backed detectors' shared machinery (`mcm`, `said`, later `rdit`): window
+//! The solver-backed detectors' shared machinery (`mcm`, `said`, `rdit`): window
 //! facts, one constraint builder, z3, and the driver that ties them together.
 //!
+//! - [`barrier`]: `rdit`'s BarrierPair edges, added to ≺ (everything else is mcm's).
 //! - [`window`]: per-trace facts, the state carried into a window, and per-window
 //!   tables (≺ as vector clocks, lock regions, sources of reads).
 //! - [`formula`]: the solver-independent constraint builder: the cut encoding of `mcm`
@@ -69,6 +70,7 @@
 //! are tried, and each access is paired with at most [`driver::Options::max_scan`]
 //! earlier accesses of its variable.
 
+pub mod barrier;
 pub mod detector;
 pub mod driver;
 pub mod formula;
@@ -76,4 +78,4 @@ pub mod solve;
 pub mod window;
 
 pub use detector::CausalDetector;
-pub use driver::{run, Options, Policy, Stats};
+pub use driver::{run, run_with_objects, Options, Policy, Stats};

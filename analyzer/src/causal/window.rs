@@ -5,7 +5,7 @@
 //! regions, writes per variable, locksets, and initial values.
 
 use crate::sync::NotifyMatcher;
-use crate::witness::{initial_values, value_keys, ValueKey};
+use crate::witness::{initial_values, unexplained_reads, value_keys, ValueKey};
 use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
@@ -30,8 +30,14 @@ pub struct Global<'a> {
     pub last_of: HashMap<ThreadId, u32>,
     /// Branch-complete mode (notes §1.8): the trace carries branch events.
     pub branch_complete: bool,
-    /// Whether the trace has `enter` events (BarrierPairs are then pinned, §1.7).
+    /// Whether the trace has `enter` events (BarrierPairs then order events, §1.7).
     pub has_barriers: bool,
+    /// Reads whose recorded value no traced write explains
+    /// ([`crate::witness::unexplained_reads`]): only same-valued writes are their sources.
+    pub unexplained: rustc_hash::FxHashSet<u32>,
+    /// The BarrierPair edges ([`super::barrier::barrier_edges`], sorted by target):
+    /// `rdit`'s from the reachable sets, mcm's and said's with every set taken as `*`.
+    pub bp_edges: Vec<(u32, u32)>,
 }
 
 impl<'a> Global<'a> {
@@ -81,7 +87,11 @@ impl<'a> Global<'a> {
                 _ => {}
             }
         }
+        let unexplained = unexplained_reads(events, &keys, &observed)
+            .into_iter()
+            .collect();
         Global {
+            unexplained,
             events,
             keys,
             observed,
@@ -92,6 +102,7 @@ impl<'a> Global<'a> {
             last_of,
             branch_complete: branches.unwrap_or(any_branch),
             has_barriers,
+            bp_edges: Vec::new(),
         }
     }
 }
@@ -294,8 +305,14 @@ impl<'g, 'a> Window<'g, 'a> {
                 last_seen[tix[k] as usize] = k32;
             }
         }
-        if g.has_barriers {
-            barrier_pins(ev, &tix, nt, &mut edges);
+        // The window's part of the trace-wide BarrierPair edges: both ends inside.
+        let bp = &g.bp_edges;
+        let lo = bp.partition_point(|&(_, y)| (y as usize) < start);
+        let hi = bp.partition_point(|&(_, y)| (y as usize) < end);
+        for &(x, y) in &bp[lo..hi] {
+            if x as usize >= start {
+                edges.push(((x as usize - start) as u32, (y as usize - start) as u32));
+            }
         }
         edges.sort_unstable_by_key(|&(x, y)| (y, x));
         edges.dedup();
@@ -464,6 +481,12 @@ impl<'g, 'a> Window<'g, 'a> {
         self.g.keys[self.global(k)]
     }
 
+    /// Whether read `k`'s recorded writer (or the initial value, when it observed none)
+    /// explains its value ([`Global::unexplained`]).
+    pub fn explained(&self, k: u32) -> bool {
+        !self.g.unexplained.contains(&(self.global(k) as u32))
+    }
+
     /// The observed write of read `k`, as a local index, or `None` when it lies before
     /// the window (or is the initial value).
     pub fn observed_local(&self, k: u32) -> Option<u32> {
@@ -488,13 +511,13 @@ impl<'g, 'a> Window<'g, 'a> {
             }
             if self.prec(w, r) {
                 before.push(w);
-            } else if self.key(w) == key || Some(w) == obs {
+            } else if self.key(w) == key || (Some(w) == obs && self.explained(r)) {
                 out.push(w);
             }
         }
         for &w in &before {
             let dominated = before.iter().any(|&w2| w2 != w && self.prec(w, w2));
-            if !dominated && (self.key(w) == key || Some(w) == obs) {
+            if !dominated && (self.key(w) == key || (Some(w) == obs && self.explained(r))) {
                 out.push(w);
             }
         }
@@ -507,7 +530,7 @@ impl<'g, 'a> Window<'g, 'a> {
     pub fn init_ok(&self, r: u32) -> bool {
         let e = self.ev(r);
         let v0_ok = self.v0.get(&e.target).copied().flatten() == Some(self.key(r));
-        (v0_ok || self.observed_local(r).is_none())
+        (v0_ok || (self.observed_local(r).is_none() && self.explained(r)))
             && !self
                 .writes
                 .get(&e.target)
@@ -526,67 +549,6 @@ impl<'g, 'a> Window<'g, 'a> {
         p > 0 && {
             let prev = self.threads[self.tix[k as usize] as usize][p as usize - 1];
             matches!(self.ev(prev).kind, Kind::Read | Kind::VRead)
-        }
-    }
-}
-
-/// Conservative BarrierPair pinning (notes §1.7, witness.md §5.3 (2)): the analyzer's
-/// detectors do not see reachable sets, so every access of another thread keeps its
-/// recorded side of each `enter`…`exit` span (as if the set were `*`). `rdit` refines it.
-fn barrier_pins(ev: &[Event], tix: &[u32], nt: usize, edges: &mut Vec<(u32, u32)>) {
-    let mut stack: Vec<Vec<u32>> = vec![Vec::new(); nt];
-    let mut spans: Vec<(u32, u32)> = Vec::new();
-    for (k, e) in ev.iter().enumerate() {
-        let t = tix[k] as usize;
-        match e.kind {
-            Kind::Enter => stack[t].push(k as u32),
-            Kind::Exit => {
-                if let Some(en) = stack[t].pop() {
-                    spans.push((en, k as u32));
-                }
-            }
-            _ => {}
-        }
-    }
-    for s in stack.iter().flatten() {
-        spans.push((*s, NONE));
-    }
-    for (en, ex) in spans {
-        let t = tix[en as usize];
-        let mut before: Vec<u32> = vec![NONE; nt];
-        let mut first_in: Vec<u32> = vec![NONE; nt];
-        let mut last_in: Vec<u32> = vec![NONE; nt];
-        let mut first_after: Vec<u32> = vec![NONE; nt];
-        for (k, e) in ev.iter().enumerate() {
-            let u = tix[k] as usize;
-            if tix[k] == t || !e.kind.is_access() {
-                continue;
-            }
-            let k = k as u32;
-            if k < en {
-                before[u] = k;
-            } else if ex == NONE || k < ex {
-                if first_in[u] == NONE {
-                    first_in[u] = k;
-                }
-                last_in[u] = k;
-            } else if first_after[u] == NONE {
-                first_after[u] = k;
-            }
-        }
-        for u in 0..nt {
-            if before[u] != NONE {
-                edges.push((before[u], en));
-            }
-            if first_in[u] != NONE {
-                edges.push((en, first_in[u]));
-                if ex != NONE {
-                    edges.push((last_in[u], ex));
-                }
-            }
-            if ex != NONE && first_after[u] != NONE {
-                edges.push((ex, first_after[u]));
-            }
         }
     }
 }
