@@ -6,6 +6,7 @@
 //! - [`binlog`]: the binary trace directory the agent writes (see `FORMAT.md`).
 //! - [`source`]: one streaming interface over both formats.
 //! - [`schedule`]: the schedule and result files of `jrace replay`.
+//! - [`tree`]: the TREE redundant-access filter, shared by the agent and the analyzer.
 
 pub mod binlog;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod model;
 pub mod schedule;
 pub mod source;
 pub mod std_format;
+pub mod tree;
 pub mod wellformed;
 
 pub use error::TraceError;
