@@ -385,7 +385,23 @@ unsafe extern "C" fn class_file_load_hook(
             tasks: true,
             calls: true,
         };
-        let out = instrument::instrument(bytes, &opts, &mut AgentSites(a));
+        let excluded = |owner: &str| !a.opts.instruments(owner);
+        let bp = instrument::Barrier {
+            excluded: &excluded,
+            globals: !a.opts.bp_globals.is_empty(),
+        };
+        let bp = a.opts.barrier.then_some(&bp);
+        let out = instrument::instrument_with(bytes, &opts, bp, &mut AgentSites(a));
+        if a.opts.barrier {
+            a.stats
+                .bp
+                .sites
+                .fetch_add(out.bp_sites as u64, Ordering::Relaxed);
+            a.stats
+                .bp
+                .skipped_empty
+                .fetch_add(out.bp_skipped_empty as u64, Ordering::Relaxed);
+        }
         a.stats
             .instrument_nanos
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);

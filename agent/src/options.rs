@@ -14,6 +14,12 @@ pub struct AgentOptions {
     pub include: Vec<String>,
     pub branches: bool,
     pub barrier: bool,
+    /// `bp_globals=a.B;c.D`: classes whose statics every BarrierPair may touch (their
+    /// dotted names are added to every reachable set).
+    pub bp_globals: Vec<String>,
+    /// `bp_budget=N`: objects plus reference-array elements one reachable-set walk may
+    /// visit before the BarrierPair is widened to every object.
+    pub bp_budget: u32,
     pub tree: bool,
     /// Stop recording (not the program) when the trace reaches this many bytes.
     pub max_bytes: Option<u64>,
@@ -34,6 +40,8 @@ impl AgentOptions {
             include: Vec::new(),
             branches: true,
             barrier: false,
+            bp_globals: Vec::new(),
+            bp_budget: crate::runtime::BP_DEFAULT_BUDGET,
             tree: false,
             max_bytes: None,
             verbose: false,
@@ -56,6 +64,12 @@ impl AgentOptions {
                 "include" => o.include.extend(globs(v)),
                 "branches" => o.branches = flag(v)?,
                 "barrier" => o.barrier = flag(v)?,
+                "bp_globals" => o.bp_globals.extend(globs(v)),
+                "bp_budget" => {
+                    o.bp_budget = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("option `bp_budget`: expected a positive number, found `{v}`")
+                    })?;
+                }
                 "tree" => o.tree = flag(v)?,
                 "verbose" => o.verbose = flag(v)?,
                 "replay" => o.replay = Some(PathBuf::from(v)),
@@ -76,16 +90,14 @@ impl AgentOptions {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown option `{k}` (expected out, exclude, include, branches, barrier, tree, max_mb, verbose, replay or replay_timeout)"
+                        "unknown option `{k}` (expected out, exclude, include, branches, barrier, bp_globals, bp_budget, tree, max_mb, verbose, replay or replay_timeout)"
                     ))
                 }
             }
         }
         o.out = out.ok_or("missing option out=DIR (where to write the trace)")?;
-        if o.barrier {
-            return Err(
-                "option barrier=1 (BarrierPairs for excluded code) is not implemented yet".into(),
-            );
+        if !o.bp_globals.is_empty() && !o.barrier {
+            return Err("option bp_globals= needs barrier=1".into());
         }
         if o.tree {
             return Err("option tree=1 (the TREE filter) is not implemented yet".into());
@@ -173,5 +185,20 @@ mod tests {
         assert_eq!(o.replay, Some(PathBuf::from("/tmp/s.tsv")));
         assert_eq!(o.replay_timeout, 2.5);
         assert!(AgentOptions::parse("out=d,replay_timeout=soon").is_err());
+    }
+
+    #[test]
+    fn parses_barrier_options() {
+        let o = AgentOptions::parse("out=d,barrier=1,bp_globals=a.Lib;b.C,bp_budget=50").unwrap();
+        assert!(o.barrier);
+        assert_eq!(o.bp_globals, ["a.Lib", "b.C"]);
+        assert_eq!(o.bp_budget, 50);
+        let o = AgentOptions::parse("out=d").unwrap();
+        assert!(!o.barrier && o.bp_globals.is_empty());
+        assert_eq!(o.bp_budget, crate::runtime::BP_DEFAULT_BUDGET);
+        assert!(AgentOptions::parse("out=d,bp_globals=a.Lib")
+            .unwrap_err()
+            .contains("barrier=1"));
+        assert!(AgentOptions::parse("out=d,barrier=1,bp_budget=0").is_err());
     }
 }

@@ -44,6 +44,9 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
+mod barrier;
+pub use barrier::{BpStats, DEFAULT_BUDGET as BP_DEFAULT_BUDGET};
+
 const ACC_FINAL: u16 = 0x0010;
 const ACC_VOLATILE: u16 = 0x0040;
 
@@ -83,6 +86,10 @@ enum Resolved {
         static_id: u32,
     },
     Call(CallOp),
+    /// A BarrierPair call site: the callee's method id.
+    Barrier {
+        method: u32,
+    },
     Other,
 }
 
@@ -275,6 +282,8 @@ struct Names {
     clinit_classes: FxHashSet<u32>,
     /// ... whose `<clinit>` has completed.
     init_done: FxHashSet<u32>,
+    /// BarrierPair names: methods, objects, reachable sets.
+    bp: barrier::NamesBp,
 }
 
 /// JNI handles looked up once in VMInit.
@@ -357,6 +366,7 @@ pub struct Stats {
     pub methods_reduced: AtomicU64,
     pub instrument_nanos: AtomicU64,
     pub events: AtomicU64,
+    pub bp: barrier::BpStats,
 }
 
 // SAFETY: the JVMTI environment pointer and the JNI handles kept here (global references,
@@ -597,6 +607,11 @@ impl Agent {
         for (k, v) in kv {
             self.io(self.writer.set_meta(k, &v.to_string()));
         }
+        if self.opts.barrier {
+            for (k, v) in s.bp.meta() {
+                self.io(self.writer.set_meta(k, &v.to_string()));
+            }
+        }
         self.io(self.writer.finish_meta());
     }
 }
@@ -644,6 +659,8 @@ pub struct ThreadState {
     since_branch: SinceBranch,
     /// Receivers of the thread-safe library calls this thread is inside (innermost last).
     in_concurrent: Vec<u64>,
+    /// Open BarrierPairs and the reachable-set walk's caches.
+    bp: barrier::ThreadBp,
 }
 
 /// The reads a thread did since its last branch event, as far as they can decide an
@@ -795,6 +812,7 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         stacks_seen: FxHashSet::default(),
         since_branch: SinceBranch::default(),
         in_concurrent: Vec::new(),
+        bp: barrier::ThreadBp::default(),
     };
     let mut cx = Cx {
         a,
@@ -855,6 +873,9 @@ unsafe fn thread_id(a: &Agent, java: &Java, env: *mut JNIEnv, thread: jobject) -
         let taken = n.thread_names.insert(s.clone());
         let shown = if taken { s } else { format!("{s}#{jid}") };
         a.io(a.writer.name(Table::Thread, t, &shown));
+        if a.opts.barrier {
+            n.bp.thread_names.insert(t, shown);
+        }
     }
     Some(t)
 }
@@ -882,6 +903,7 @@ pub fn thread_end() {
                 t: &mut g,
                 ref_value: false,
             };
+            cx.bp_close_to(0, 0);
             cx.emit(Kind::End, 0, 0, None, true);
             if let Some(log) = g.log.take() {
                 a.io(log.finish());
@@ -2044,6 +2066,9 @@ fn resolve_site(a: &Agent, site: &Site) -> Resolved {
                 static_id: intern_static(a, &mut n, &name),
             }
         }
+        SiteKind::Barrier { owner, name, .. } => Resolved::Barrier {
+            method: barrier::resolve(a, owner, name),
+        },
         SiteKind::Call { name, desc, .. } => Resolved::Call(match (name.as_str(), desc.as_str()) {
             ("start", "()V") => CallOp::Start,
             ("join", "()V" | "(J)V" | "(JI)V") | ("isAlive", "()Z") => CallOp::Join,
@@ -2362,6 +2387,13 @@ pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), St
             format!("({o}I{o}III)V"),
             arraycopy as *mut c_void,
         ),
+        ("bpenter0", "(II)I".into(), barrier::bp_enter0 as *mut c_void),
+        ("bpenter1", format!("(I{o}I)I"), barrier::bp_enter1 as *mut c_void),
+        ("bpenter2", format!("(I{o}{o}I)I"), barrier::bp_enter2 as *mut c_void),
+        ("bpenter3", format!("(I{o}{o}{o}I)I"), barrier::bp_enter3 as *mut c_void),
+        ("bpenterN", format!("(I[{o}I)I"), barrier::bp_enter_n as *mut c_void),
+        ("bpexit", "(I)V".into(), barrier::bp_exit as *mut c_void),
+        ("bpunwind", "(II)V".into(), barrier::bp_unwind as *mut c_void),
         ("br", "(I)V".into(), br as *mut c_void),
         ("clinit", "(I)V".into(), clinit as *mut c_void),
     ];

@@ -79,6 +79,16 @@ pub enum SiteKind {
     /// Entry/exit of an instance method `run()V` or `call()Ljava/lang/Object;` of an
     /// instrumented class (`tenter`/`texit`): the start and end of a task an executor runs.
     Task,
+    /// A call into excluded code bracketed as a BarrierPair (`bpenter*` before,
+    /// `bpexit` after a normal return): the call's symbolic owner, name and descriptor.
+    Barrier {
+        owner: String,
+        name: String,
+        desc: String,
+    },
+    /// An exception handler (or the catch-all handler) of a method with BarrierPair calls
+    /// (`bpunwind`): the BarrierPairs this frame opened end here.
+    BarrierUnwind,
     /// A conditional jump or switch (`br`).
     Branch,
     /// End of `<clinit>` (`clinit`): the class named in the location is initialized.

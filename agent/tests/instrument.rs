@@ -222,7 +222,7 @@ fn stub_matches_the_runtime_class() {
         &dir.join("stub"),
     );
     assert_eq!(real, stub);
-    assert_eq!(real.len(), 43);
+    assert_eq!(real.len(), 50);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

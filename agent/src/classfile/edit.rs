@@ -31,6 +31,11 @@ pub struct CodeEditor {
     /// A catch-all handler after the last instruction: its code (ending in `athrow`) and the
     /// stack depth it needs (the exception included).
     handler: Option<(Vec<Insn>, u16)>,
+    /// First instruction the catch-all handler covers (0 = the whole original code).
+    handler_from: usize,
+    /// A local the inserted code keeps a value of one type in, declared in every stack
+    /// map frame (see [`CodeEditor::declare_local`]).
+    typed_local: Option<(u16, VType)>,
     extra_stack: u16,
     extra_locals: u16,
 }
@@ -88,6 +93,8 @@ impl CodeEditor {
             after: vec![Vec::new(); n],
             prologue: Vec::new(),
             handler: None,
+            handler_from: 0,
+            typed_local: None,
             extra_stack: 0,
             extra_locals: 0,
         })
@@ -212,6 +219,74 @@ impl CodeEditor {
         code.push(Insn::new(op::ATHROW));
         self.handler = Some((code, stack.max(1)));
         Ok(())
+    }
+
+    /// [`Self::add_catch_all_handler`] covering the original code from instruction `from`
+    /// on (code inserted before `from` included): for constructors, whose code before their
+    /// `this()`/`super()` call no handler without `uninitializedThis` may cover.
+    pub fn add_catch_all_handler_from(
+        &mut self,
+        from: usize,
+        seq: &[Insn],
+        stack: u16,
+    ) -> Result<()> {
+        if from >= self.insns.len() {
+            return Err(Error::new(
+                self.code_len as usize,
+                format!(
+                    "an instruction index below {}, found {from}",
+                    self.insns.len()
+                ),
+            ));
+        }
+        self.add_catch_all_handler(seq, stack)?;
+        self.handler_from = from;
+        Ok(())
+    }
+
+    /// Declares that local `slot` (one of the slots added with [`Self::add_locals`]) holds
+    /// a value of type `t` (`Integer`, `Float` or `Object`) everywhere after the prologue,
+    /// which must store it: every stack map frame is rewritten as a full frame that lists
+    /// it (padding the locals in between with `Top`), the catch-all handler's frame too, so
+    /// that inserted code may load it after any branch target or in any handler.
+    pub fn declare_local(&mut self, slot: u16, t: VType) -> Result<()> {
+        if matches!(t, VType::Long | VType::Double | VType::Top) {
+            return Err(Error::new(0, "a one-slot type for a declared local"));
+        }
+        self.typed_local = Some((slot, t));
+        Ok(())
+    }
+
+    /// `locals` (a frame's list, where long and double take two slots) extended to list
+    /// the declared local.
+    fn with_typed_local(&self, mut locals: Vec<VType>) -> Vec<VType> {
+        let Some((slot, t)) = self.typed_local else {
+            return locals;
+        };
+        let mut slots: usize = locals
+            .iter()
+            .map(|v| {
+                if matches!(v, VType::Long | VType::Double) {
+                    2
+                } else {
+                    1
+                }
+            })
+            .sum();
+        // Trailing Tops of a frame may already reach it: trim them first.
+        while slots > slot as usize && matches!(locals.last(), Some(VType::Top)) {
+            locals.pop();
+            slots -= 1;
+        }
+        if slots > slot as usize {
+            return locals; // cannot happen for a slot above max_locals
+        }
+        while slots < slot as usize {
+            locals.push(VType::Top);
+            slots += 1;
+        }
+        locals.push(t);
+        locals
     }
 
     /// Reserves `n` more local variable slots (max_locals grows by `n`); returns the first.
@@ -454,7 +529,7 @@ impl CodeEditor {
         }
         if let Some(h) = layout.handler_at {
             exception_table.push(ExceptionEntry {
-                start_pc: layout.start[0] as u16,
+                start_pc: layout.start[self.handler_from] as u16,
                 end_pc: h as u16,
                 handler_pc: h as u16,
                 catch_type: 0,
@@ -466,7 +541,7 @@ impl CodeEditor {
         if max_stack > 65535 || max_locals > 65535 {
             return Err(Error::new(0, "max_stack and max_locals below 65536"));
         }
-        let frames_abs = if tramp.iter().any(|t| t.is_some()) {
+        let frames_abs = if tramp.iter().any(|t| t.is_some()) || self.typed_local.is_some() {
             Some(self.absolute_frames(class, method_index)?)
         } else {
             None
@@ -475,7 +550,7 @@ impl CodeEditor {
             Some(h) if class.major_version >= 50 => Some((
                 h,
                 FrameKind::Full {
-                    locals: vec![],
+                    locals: self.with_typed_local(vec![]),
                     stack: vec![VType::Object(
                         class.constant_pool.add_class("java/lang/Throwable")?,
                     )],
@@ -541,7 +616,7 @@ impl CodeEditor {
                 info,
             });
         }
-        if frames_abs.is_some()
+        if tramp.iter().any(|t| t.is_some())
             && !old
                 .attributes
                 .iter()
@@ -679,7 +754,7 @@ impl CodeEditor {
                     out.push((
                         l.start[i],
                         FrameKind::Full {
-                            locals: mv(locals)?,
+                            locals: self.with_typed_local(mv(locals)?),
                             stack: mv(stack)?,
                         },
                     ));
@@ -697,7 +772,7 @@ impl CodeEditor {
                     out.push((
                         l.tramp_at[&b],
                         FrameKind::Full {
-                            locals: mv(locals)?,
+                            locals: self.with_typed_local(mv(locals)?),
                             stack: mv(stack)?,
                         },
                     ));

@@ -104,6 +104,11 @@ pub struct Outcome {
     /// into local 0 (so `aload_0` is not surely `this`), or it is static in a class older
     /// than version 49 (no `ldc` of a class). Their monitor is invisible to the recorder.
     pub sync_skipped: u32,
+    /// Calls bracketed as BarrierPairs (with [`Barrier`]).
+    pub bp_sites: u32,
+    /// Calls into excluded code left without a BarrierPair because what they can reach
+    /// is statically empty (primitive or immutable-leaf arguments only, see [`Barrier`]).
+    pub bp_skipped_empty: u32,
     /// Why the class was left unchanged when it did not parse.
     pub error: Option<String>,
     /// `method+descriptor: reason` for each failed, reduced or sync-skipped method (for
@@ -118,9 +123,53 @@ pub fn excluded(name: &str) -> bool {
     name == "java/lang/Object" || name.starts_with("jrace/")
 }
 
+/// BarrierPairs (`barrier=1`): which calls are bracketed by `enter`/`exit` hooks.
+///
+/// Every `invoke*` (not `invokedynamic`, whose bootstrap links a call site rather than
+/// calling excluded code; the lambda bodies it links to are methods of the instrumented
+/// class and are instrumented themselves) whose *symbolic* owner class is excluded, and
+/// every call to a `native` method of the class being instrumented, gets
+/// `bpenter*(tok, roots…, site)` before it (roots: the receiver, except for constructors
+/// whose receiver is still uninitialized, and the reference arguments), `bpexit(site)`
+/// after a normal return, and `bpunwind(tok, site)` in every exception handler of the
+/// method and in a catch-all handler that rethrows, so that an exception ends the
+/// BarrierPair too. `tok` is a local set to -1 in the prologue and to the thread's
+/// BarrierPair depth by the first `bpenter` of the frame: `bpunwind` closes every
+/// BarrierPair opened at or above that depth. It is declared in every stack map frame
+/// (see [`CodeEditor::declare_local`]). A constructor's catch-all handler covers only the
+/// code after its `this()`/`super()` call (a handler cannot cover code that runs with an
+/// uninitialized `this`); a BarrierPair opened before it that ends by an exception is closed
+/// by the next `bpunwind`/`bpexit` below it on the thread's stack, or at the thread's end.
+///
+/// Not bracketed: the calls the recorder models itself ([`modelled_call`]: thread
+/// start/join, wait/notify, `java.util` collections and `java.util.concurrent`,
+/// atomics, `VarHandle`), `System.arraycopy`, `Object.<init>`, `getClass()`,
+/// `Object.hashCode` and `System.identityHashCode` (they touch no object's state), and
+/// calls whose reachable set is statically empty, counted in
+/// [`Outcome::bp_skipped_empty`]: static methods and constructors whose parameters are
+/// all primitive or immutable leaves (`String`, the boxed primitives), and instance
+/// methods of `String` and the boxed primitives with such parameters — unless
+/// `globals` is set (`bp_globals=`: every BarrierPair's set then holds those classes).
+pub struct Barrier<'a> {
+    /// Whether the class with this internal name is excluded from instrumentation.
+    pub excluded: &'a dyn Fn(&str) -> bool,
+    /// `bp_globals=` names classes whose statics every BarrierPair may touch.
+    pub globals: bool,
+}
+
 /// Instruments one class. Never panics on any input: a class that does not parse comes
 /// back unchanged with `error` set; a method that cannot be rewritten stays as it was.
 pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -> Outcome {
+    instrument_with(class_bytes, opts, None, sink)
+}
+
+/// [`instrument`], with BarrierPairs around calls into excluded code when `bp` is given.
+pub fn instrument_with(
+    class_bytes: &[u8],
+    opts: &Options,
+    bp: Option<&Barrier>,
+    sink: &mut dyn SiteSink,
+) -> Outcome {
     let mut cf = match ClassFile::parse(class_bytes) {
         Ok(c) => c,
         Err(e) => {
@@ -143,10 +192,18 @@ pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -
     if excluded(&info.name) {
         return out;
     }
+    let natives = cf
+        .methods
+        .iter()
+        .filter(|m| m.access_flags & ACC_NATIVE != 0)
+        .map(|m| (cf.method_name(m), cf.method_descriptor(m)))
+        .collect();
     let mut ctx = Ctx {
         class_dotted: info.name.replace('/', "."),
+        class_internal: info.name.clone(),
         file: cf.source_file(),
         pool: Pool::default(),
+        natives,
     };
     let mut modified = false;
     for mi in 0..cf.methods.len() {
@@ -166,9 +223,11 @@ pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -
                 ));
             }
         };
-        let e = match instrument_method(&mut cf, mi, opts, false, &mut ctx, sink) {
+        let e = match instrument_method(&mut cf, mi, opts, bp, false, &mut ctx, sink) {
             Ok(d) => {
                 modified |= d.changed;
+                out.bp_sites += d.bp_sites;
+                out.bp_skipped_empty += d.bp_skipped_empty;
                 note_sync(&d, &mut out);
                 continue;
             }
@@ -177,9 +236,11 @@ pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -
         cf.constant_pool.entries.truncate(cp_len);
         ctx.pool = pool.clone();
         // Second try with the synchronization hooks only.
-        match instrument_method(&mut cf, mi, opts, true, &mut ctx, sink) {
+        match instrument_method(&mut cf, mi, opts, bp, true, &mut ctx, sink) {
             Ok(d) => {
                 modified |= d.changed;
+                out.bp_sites += d.bp_sites;
+                out.bp_skipped_empty += d.bp_skipped_empty;
                 out.reduced_methods += 1;
                 out.failures
                     .push(format!("{what}: reduced to sync hooks: {e}"));
@@ -230,9 +291,14 @@ fn info_of(cf: &ClassFile) -> Option<ClassInfo> {
 
 struct Ctx {
     class_dotted: String,
+    class_internal: String,
     file: Option<String>,
     pool: Pool,
+    /// (name, descriptor) of the class's own `native` methods.
+    natives: Vec<(String, String)>,
 }
+
+const ACC_NATIVE: u16 = 0x0100;
 
 /// Constant-pool entries added for the hooks so far (restored with the pool when a
 /// method's rewrite is undone).
@@ -274,6 +340,13 @@ fn hook_desc(name: &str) -> &'static str {
         "awD" => "(Ljava/lang/Object;IDI)V",
         "awA" => "(Ljava/lang/Object;ILjava/lang/Object;I)V",
         "afterZ" => "(ZLjava/lang/Object;I)V",
+        "bpenter0" => "(II)I",
+        "bpenter1" => "(ILjava/lang/Object;I)I",
+        "bpenter2" => "(ILjava/lang/Object;Ljava/lang/Object;I)I",
+        "bpenter3" => "(ILjava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;I)I",
+        "bpenterN" => "(I[Ljava/lang/Object;I)I",
+        "bpexit" => "(I)V",
+        "bpunwind" => "(II)V",
         "arraycopy" => "(Ljava/lang/Object;ILjava/lang/Object;III)V",
         "sthrow" | "br" | "clinit" => "(I)V",
         // menter mexit senter sexit before after tenter texit
@@ -398,6 +471,10 @@ fn params(desc: &str) -> Option<(Vec<Shape>, Option<Shape>)> {
             Shape::of_first(*ret.first()?)
         },
     ))
+}
+
+fn e0(r: crate::classfile::Result<()>) -> Result<(), String> {
+    r.map_err(|e| e.to_string())
 }
 
 /// Per-method state while collecting insertions.
@@ -596,6 +673,7 @@ fn instrument_method(
     cf: &mut ClassFile,
     mi: usize,
     opts: &Options,
+    bp: Option<&Barrier>,
     sync_only: bool,
     ctx: &mut Ctx,
     sink: &mut dyn SiteSink,
@@ -659,12 +737,36 @@ fn instrument_method(
     if opts.calls && insns.iter().any(|(_, ins)| is_arraycopy(cf, ins)) {
         arg_slots = arg_slots.max(5);
     }
+    // BarrierPair calls, by instruction index.
+    let mut bp_calls: HashMap<usize, BpCall> = HashMap::new();
+    let mut bp_skipped_empty = 0u32;
+    if let Some(bp) = bp {
+        for (i, (_, ins)) in insns.iter().enumerate() {
+            match bp_call(cf, ctx, bp, ins) {
+                BpDecision::No => {}
+                BpDecision::Empty => bp_skipped_empty += 1,
+                BpDecision::Call(c) => {
+                    arg_slots = arg_slots.max(c.shapes.iter().map(|s| s.size()).sum());
+                    bp_calls.insert(i, c);
+                }
+            }
+        }
+    }
     let needed = 4u16.max(1 + arg_slots);
-    if max_locals as u32 + needed as u32 > 65535 {
+    if max_locals as u32 + needed as u32 + 1 > 65535 {
         return Err("room for temporary locals".into());
     }
     let t = ed.add_locals(max_locals, needed);
     let (t_obj, t_idx, t_val, t_args) = (t, t + 1, t + 2, t + 1);
+    // The frame's BarrierPair depth (-1 until its first bpenter), in every frame.
+    let tok = if bp_calls.is_empty() {
+        None
+    } else {
+        let tok = ed.add_locals(max_locals, 1);
+        e0(ed.declare_local(tok, VType::Integer))?;
+        e0(ed.insert_prologue(&[Insn::new(0x02), local(op::ISTORE, tok)], 1))?;
+        Some(tok)
+    };
 
     let mut mcx = MethodCx {
         cf,
@@ -692,6 +794,20 @@ fn instrument_method(
     if task {
         let [p, c] = mcx.hook(SiteKind::Task, 0, "tenter")?;
         e(ed.insert_prologue(&[Insn::new(op::ALOAD_0), p, c], 2))?;
+    }
+    // An exception caught in this frame ends the BarrierPairs the frame opened (first
+    // thing in the handler, before any other hook there).
+    if let Some(tok) = tok {
+        let mut handlers: Vec<u16> = exception_table.iter().map(|x| x.handler_pc).collect();
+        handlers.sort_unstable();
+        handlers.dedup();
+        for h in handlers {
+            let Some(i) = ed.index_at(h as u32) else {
+                continue;
+            };
+            let [p, c] = mcx.hook(SiteKind::BarrierUnwind, h as u32, "bpunwind")?;
+            e(ed.insert_before(i, &[local(op::ILOAD, tok), p, c], 2))?;
+        }
     }
 
     for (i, (off, ins)) in insns.iter().enumerate() {
@@ -849,6 +965,75 @@ fn instrument_method(
                 seq.extend(reload.iter().cloned());
                 e(ed.insert_before(i, &seq, 6))?;
             }
+            op::INVOKEVIRTUAL | op::INVOKEINTERFACE | op::INVOKESPECIAL | op::INVOKESTATIC
+                if bp_calls.contains_key(&i) =>
+            {
+                let (Some(c), Some(tok)) = (bp_calls.get(&i), tok) else {
+                    continue;
+                };
+                let (owner, mname, mdesc) = c.member.clone();
+                let kind = SiteKind::Barrier {
+                    owner,
+                    name: mname,
+                    desc: mdesc,
+                };
+                let s = mcx.site(kind, bci);
+                let push = mcx.push(s)?;
+                let mut slots = Vec::with_capacity(c.shapes.len());
+                let mut k = t_args;
+                for sh in &c.shapes {
+                    slots.push(k);
+                    k += sh.size();
+                }
+                let mut seq = Vec::with_capacity(3 * c.shapes.len() + 12);
+                for (sh, slot) in c.shapes.iter().zip(&slots).rev() {
+                    seq.push(local(sh.store(), *slot));
+                }
+                let mut roots = Vec::new();
+                if c.receiver {
+                    seq.extend([Insn::new(op::DUP), local(op::ASTORE, t_obj)]);
+                    roots.push(local(op::ALOAD, t_obj));
+                }
+                for ((sh, slot), is_ref) in c.shapes.iter().zip(&slots).zip(&c.refs) {
+                    if *is_ref {
+                        roots.push(local(sh.load(), *slot));
+                    }
+                }
+                seq.push(local(op::ILOAD, tok));
+                let hook = match roots.len() {
+                    0 => "bpenter0",
+                    1 => "bpenter1",
+                    2 => "bpenter2",
+                    3 => "bpenter3",
+                    _ => "bpenterN",
+                };
+                if roots.len() <= 3 {
+                    seq.extend(roots);
+                } else {
+                    let object = mcx
+                        .cf
+                        .constant_pool
+                        .add_class("java/lang/Object")
+                        .map_err(|e| e.to_string())?;
+                    seq.push(Insn::with(op::SIPUSH, Arg::I16(roots.len() as i16)));
+                    seq.push(Insn::with(op::ANEWARRAY, Arg::Cp(object)));
+                    for (k, r) in roots.into_iter().enumerate() {
+                        seq.push(Insn::new(op::DUP));
+                        seq.push(Insn::with(op::SIPUSH, Arg::I16(k as i16)));
+                        seq.push(r);
+                        seq.push(Insn::new(0x53)); // aastore
+                    }
+                }
+                seq.push(push.clone());
+                seq.push(mcx.call(hook)?);
+                seq.push(local(op::ISTORE, tok));
+                for (sh, slot) in c.shapes.iter().zip(&slots) {
+                    seq.push(local(sh.load(), *slot));
+                }
+                e(ed.insert_before(i, &seq, 6))?;
+                let exit = mcx.call("bpexit")?;
+                e(ed.insert_after(i, &[push, exit], 1))?;
+            }
             op::INVOKEVIRTUAL | op::INVOKEINTERFACE | op::INVOKESPECIAL if opts.calls => {
                 let Some(((owner, mname, mdesc), shapes)) = modelled(mcx.cf, ins) else {
                     continue;
@@ -953,20 +1138,42 @@ fn instrument_method(
             e(ed.insert_before(i, &[Insn::new(op::DUP), p, c], 2))?;
         }
     }
+    // The catch-all handler: BarrierPairs of this frame end (before the monitor of a
+    // synchronized method is released), then the exception goes on.
+    let mut catch_all = Vec::new();
+    if let Some(tok) = tok {
+        let [p, c] = mcx.hook(SiteKind::BarrierUnwind, 0, "bpunwind")?;
+        catch_all.extend([local(op::ILOAD, tok), p, c]);
+    }
     if sync {
         let seq = mcx.hook(SiteKind::SyncMethod { is_static }, 0, "sthrow")?;
-        e(ed.add_catch_all_handler(&seq, 2))?;
+        catch_all.extend(seq);
+    }
+    if !catch_all.is_empty() {
+        if is_init {
+            // Only after this(...)/super(...): a BarrierPair opened before it is closed by
+            // a later unwind below it (see [`Barrier`]).
+            if fields_from < insns.len() {
+                e(ed.add_catch_all_handler_from(fields_from, &catch_all, 3))?;
+            }
+        } else {
+            e(ed.add_catch_all_handler(&catch_all, 3))?;
+        }
     }
     if !ed.is_modified() {
         return Ok(Done {
             changed: false,
             sync_skipped,
+            bp_sites: 0,
+            bp_skipped_empty,
         });
     }
     ed.apply(mcx.cf, mi).map_err(|e| e.to_string())?;
     Ok(Done {
         changed: true,
         sync_skipped,
+        bp_sites: bp_calls.len() as u32,
+        bp_skipped_empty,
     })
 }
 
@@ -974,6 +1181,120 @@ fn instrument_method(
 struct Done {
     changed: bool,
     sync_skipped: bool,
+    bp_sites: u32,
+    bp_skipped_empty: u32,
+}
+
+/// A call bracketed as a BarrierPair.
+struct BpCall {
+    member: MemberRef,
+    shapes: Vec<Shape>,
+    /// Per parameter: a reference (a root).
+    refs: Vec<bool>,
+    /// The receiver is a root (an instance call that is not a constructor).
+    receiver: bool,
+}
+
+enum BpDecision {
+    /// Not a BarrierPair (instrumented callee, modelled call, not a call).
+    No,
+    /// Into excluded code, but nothing reachable (counted).
+    Empty,
+    Call(BpCall),
+}
+
+/// Descriptors of immutable leaf types: an argument of one reaches nothing mutable.
+fn immutable_leaf(desc: &str) -> bool {
+    matches!(
+        desc,
+        "Ljava/lang/String;"
+            | "Ljava/lang/Integer;"
+            | "Ljava/lang/Long;"
+            | "Ljava/lang/Short;"
+            | "Ljava/lang/Byte;"
+            | "Ljava/lang/Character;"
+            | "Ljava/lang/Boolean;"
+            | "Ljava/lang/Float;"
+            | "Ljava/lang/Double;"
+    )
+}
+
+/// The parameter descriptors of a method descriptor.
+fn param_descs(desc: &str) -> Option<Vec<&str>> {
+    let b = desc.as_bytes();
+    if b.first() != Some(&b'(') {
+        return None;
+    }
+    let mut k = 1;
+    let mut v = Vec::new();
+    while *b.get(k)? != b')' {
+        let s = k;
+        while *b.get(k)? == b'[' {
+            k += 1;
+        }
+        if *b.get(k)? == b'L' {
+            k += b[k..].iter().position(|&c| c == b';')?;
+        }
+        k += 1;
+        v.push(desc.get(s..k)?);
+    }
+    Some(v)
+}
+
+/// Whether (and how) the call `ins` becomes a BarrierPair; see [`Barrier`].
+fn bp_call(cf: &ClassFile, ctx: &Ctx, bp: &Barrier, ins: &Insn) -> BpDecision {
+    let idx = match (ins.op, &ins.arg) {
+        (op::INVOKEVIRTUAL | op::INVOKESPECIAL | op::INVOKESTATIC, Arg::Cp(i)) => *i,
+        (op::INVOKEINTERFACE, Arg::InvokeInterface { index, .. }) => *index,
+        _ => return BpDecision::No,
+    };
+    let Some((owner, name, desc)) = cf.constant_pool.member_ref(idx) else {
+        return BpDecision::No;
+    };
+    if owner.starts_with("jrace/") || owner.starts_with('[') {
+        return BpDecision::No;
+    }
+    let native_here =
+        owner == ctx.class_internal && ctx.natives.iter().any(|(n, d)| *n == name && *d == desc);
+    if !native_here && !(bp.excluded)(&owner) {
+        return BpDecision::No;
+    }
+    let is_static = ins.op == op::INVOKESTATIC;
+    let is_init = name == "<init>";
+    if (!is_static && !is_init && modelled_call(&owner, &name, &desc)) || is_arraycopy(cf, ins) {
+        return BpDecision::No;
+    }
+    let pure = matches!(
+        (owner.as_str(), name.as_str(), desc.as_str()),
+        ("java/lang/Object", "<init>", "()V")
+            | ("java/lang/Object", "hashCode", "()I")
+            | (
+                "java/lang/System",
+                "identityHashCode",
+                "(Ljava/lang/Object;)I"
+            )
+    ) || (name == "getClass" && desc == "()Ljava/lang/Class;"); // final in Object
+    if pure {
+        return BpDecision::Empty;
+    }
+    let (Some((shapes, _)), Some(descs)) = (params(&desc), param_descs(&desc)) else {
+        return BpDecision::No;
+    };
+    let refs: Vec<bool> = shapes.iter().map(|s| *s == Shape::A).collect();
+    let args_reach_nothing = descs
+        .iter()
+        .all(|d| !d.starts_with(['L', '[']) || immutable_leaf(d));
+    let leaf_receiver = immutable_leaf(&format!("L{owner};"));
+    if args_reach_nothing && (is_static || is_init || leaf_receiver) && !bp.globals && !native_here
+    {
+        return BpDecision::Empty;
+    }
+    BpDecision::Call(BpCall {
+        member: (owner, name, desc),
+        shapes,
+        refs,
+        receiver: !is_static && !is_init,
+    })
 }
 
 type MemberRef = (String, String, String);

@@ -75,6 +75,19 @@ public final class R {
     // and writes (a JDK native no other hook sees).
     public static native void arraycopy(Object src, int sp, Object dst, int dp, int n, int site);
 
+    // BarrierPairs around calls into excluded code (barrier=1). bpenter* runs before the
+    // call with the frame's token (-1 until its first BarrierPair) and the roots (the
+    // receiver, the reference arguments), and returns the token to keep: the thread's
+    // BarrierPair depth before this frame's first one. bpexit runs after a normal return;
+    // bpunwind(token) in exception handlers closes what the frame left open.
+    public static native int bpenter0(int tok, int site);
+    public static native int bpenter1(int tok, Object a, int site);
+    public static native int bpenter2(int tok, Object a, Object b, int site);
+    public static native int bpenter3(int tok, Object a, Object b, Object c, int site);
+    public static native int bpenterN(int tok, Object[] roots, int site);
+    public static native void bpexit(int site);
+    public static native void bpunwind(int tok, int site);
+
     // Conditional jumps and switches.
     public static native void br(int site);
     // Before each return of a <clinit>: the class's initialization is complete.

@@ -113,6 +113,33 @@ public final class R {
     public static void texit(Object self, int site) { ev("texit", site, ref(self)); }
 
     public static void arraycopy(Object src, int sp, Object dst, int dp, int n, int site) { ev("arraycopy", site, ref(src) + " " + sp + " " + ref(dst) + " " + dp + " " + n); }
+    // BarrierPairs: the thread's depth, as the runtime keeps it.
+    private static final ThreadLocal<int[]> BP_DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+    private static int bp(String hook, int tok, String roots, int site) {
+        int[] d = BP_DEPTH.get();
+        int r = tok >= 0 ? tok : d[0];
+        d[0]++;
+        ev(hook, site, tok + (roots.isEmpty() ? "" : " " + roots));
+        return r;
+    }
+    public static int bpenter0(int tok, int site) { return bp("bpenter0", tok, "", site); }
+    public static int bpenter1(int tok, Object a, int site) { return bp("bpenter1", tok, ref(a), site); }
+    public static int bpenter2(int tok, Object a, Object b, int site) { return bp("bpenter2", tok, ref(a) + " " + ref(b), site); }
+    public static int bpenter3(int tok, Object a, Object b, Object c, int site) { return bp("bpenter3", tok, ref(a) + " " + ref(b) + " " + ref(c), site); }
+    public static int bpenterN(int tok, Object[] roots, int site) {
+        StringBuilder sb = new StringBuilder();
+        for (Object o : roots) sb.append(sb.length() == 0 ? "" : " ").append(ref(o));
+        return bp("bpenterN", tok, sb.toString(), site);
+    }
+    public static void bpexit(int site) { BP_DEPTH.get()[0]--; ev("bpexit", site, ""); }
+    // Logs how many BarrierPairs the unwind closes.
+    public static void bpunwind(int tok, int site) {
+        int[] d = BP_DEPTH.get();
+        int closed = tok >= 0 && d[0] > tok ? d[0] - tok : 0;
+        d[0] -= closed;
+        ev("bpunwind", site, "closed=" + closed);
+    }
+
     public static void br(int site) { ev("br", site, ""); }
     public static void clinit(int site) { ev("clinit", site, ""); }
 }
