@@ -8,6 +8,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use jrace_analyzer::testing::MemSource;
 use jrace_analyzer::{engine, report, witness, witness_view};
+use jrace_trace::tree::{self, FilteredSource, Mode};
 use jrace_trace::{EventSource, Kind};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -105,7 +106,12 @@ struct WitnessArgs {
     html: Option<PathBuf>,
 }
 
-const DETECTOR_HELP: &str = "Detectors (-d):\n  hb       happens-before with vector clocks; sound for the first race only\n  shb      schedulable happens-before; every race it reports is real\n  m2       M2; every race it reports is real; complete for 2 threads and says\n           when it is complete; slow on traces of millions of events\n  wcp      weak causal precedence; finds races hb misses by reordering critical sections\n  cp       causally-precedes; between hb and wcp\n  lockset  Eraser's lockset; warnings only, not sound\n  mcm      maximal causal model (z3): every race is real, and with branches recorded it\n           finds every race any sound detector can from this trace, within its windows\n  said     whole-trace read-write consistency (z3): every race is real; fewer than mcm\n  rdit     mcm for traces recorded with --barrier-pairs: a call into excluded code orders\n           only events on the objects it can reach (mcm and said order everything around\n           it); every race is real if excluded code touches nothing else\n  all      every detector above\nDefault: hb,shb,wcp.\n\nWith --witness, each race carries a schedule that makes its two accesses adjacent, checked\nagainst the trace's rules (locks, fork/join, wait/notify, every read keeps its writer), or\nnull when none is found.";
+/// `--tree=MODE`: `hb`, `hybrid` or `lockset`.
+fn parse_tree_mode(s: &str) -> std::result::Result<Mode, String> {
+    Mode::parse(s).ok_or_else(|| format!("expected hb, hybrid or lockset, found `{s}`"))
+}
+
+const DETECTOR_HELP: &str = "Detectors (-d):\n  hb       happens-before with vector clocks; sound for the first race only\n  shb      schedulable happens-before; every race it reports is real\n  m2       M2; every race it reports is real; complete for 2 threads and says\n           when it is complete; slow on traces of millions of events\n  wcp      weak causal precedence; finds races hb misses by reordering critical sections\n  cp       causally-precedes; between hb and wcp\n  lockset  Eraser's lockset; warnings only, not sound\n  mcm      maximal causal model (z3): every race is real, and with branches recorded it\n           finds every race any sound detector can from this trace, within its windows\n  said     whole-trace read-write consistency (z3): every race is real; fewer than mcm\n  rdit     mcm for traces recorded with --barrier-pairs: a call into excluded code orders\n           only events on the objects it can reach (mcm and said order everything around\n           it); every race is real if excluded code touches nothing else\n  all      every detector above\nDefault: hb,shb,wcp.\n\nTREE (--tree[=MODE], or a trace recorded with `jrace record --tree`): redundant accesses\nare dropped; only hb and lockset (mode hb) or lockset (modes hybrid, lockset) may read\nsuch a trace, and they report the same race signatures as on the whole trace.\n\nWith --witness, each race carries a schedule that makes its two accesses adjacent, checked\nagainst the trace's rules (locks, fork/join, wait/notify, every read keeps its writer), or\nnull when none is found.";
 
 const RECORD_HELP: &str = "The program's standard streams pass through untouched; jrace prints \
 nothing of its own (DIR/record.log has the summary, DIR/agent.log the agent's messages). \
@@ -118,9 +124,10 @@ Examples:\n  jrace record -o bank.trace -- java -cp classes demo.Bank\n  jrace r
 struct RunArgs {
     #[command(flatten)]
     record: record::RecordOptions,
-    /// Comma-separated detectors, or `all`.
-    #[arg(short, long, value_delimiter = ',', default_value = "hb,shb,wcp")]
-    detectors: Vec<String>,
+    /// Comma-separated detectors, or `all`. Default: hb,shb,wcp; with --tree, the
+    /// detectors a filtered trace allows.
+    #[arg(short, long, value_delimiter = ',')]
+    detectors: Option<Vec<String>>,
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -144,9 +151,16 @@ struct RunArgs {
 struct AnalyzeArgs {
     /// A `.std` file or a trace directory written by the recorder.
     trace: PathBuf,
-    /// Comma-separated detectors, or `all`.
-    #[arg(short, long, value_delimiter = ',', default_value = "hb,shb,wcp")]
-    detectors: Vec<String>,
+    /// Comma-separated detectors, or `all`. Default: hb,shb,wcp; with --tree, or on a
+    /// trace recorded with it, the detectors a filtered trace allows.
+    #[arg(short, long, value_delimiter = ',')]
+    detectors: Option<Vec<String>>,
+    /// Drop redundant accesses (TREE) before the detectors. MODE `hb` (the default) keeps
+    /// every race signature of hb and lockset; `hybrid` and `lockset` drop more and keep
+    /// lockset's. No other detector may run on a filtered trace.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true,
+          default_missing_value = "hb", value_parser = parse_tree_mode)]
+    tree: Option<Mode>,
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -292,6 +306,76 @@ fn open(path: &Path) -> Result<Box<dyn EventSource>> {
     Ok(jrace_trace::open(path)?)
 }
 
+/// The TREE mode an agent trace was recorded with (its `filtered` metadata fact); `.std`
+/// files have no header to carry it.
+fn recorded_tree(path: &Path) -> Result<Option<Mode>> {
+    if !path.is_dir() {
+        return Ok(None);
+    }
+    let reader = jrace_trace::binlog::TraceReader::open(path)?;
+    match reader.meta().get(tree::META_FILTERED) {
+        None => Ok(None),
+        Some(v) => Mode::from_flag(v).map(Some).ok_or_else(|| {
+            anyhow!(
+                "{}: the trace says it was filtered by `{v}`, which this jrace does not know",
+                path.display()
+            )
+        }),
+    }
+}
+
+/// `-d` as given, or the default: hb,shb,wcp, or on a filtered trace (`modes`) every
+/// detector those modes allow.
+fn detectors_or_default(requested: Option<&[String]>, modes: &[Mode]) -> Result<Vec<&'static str>> {
+    match requested {
+        Some(r) => detector_names(r),
+        None if modes.is_empty() => Ok(jrace_analyzer::DEFAULT_DETECTORS.to_vec()),
+        None => Ok(jrace_analyzer::DETECTORS
+            .iter()
+            .copied()
+            .filter(|d| modes.iter().all(|m| m.consumers().contains(d)))
+            .collect()),
+    }
+}
+
+/// Refuses the detectors that cannot read a TREE-filtered trace (notes H-T7, H-T8).
+fn check_tree(
+    path: &Path,
+    names: &[&'static str],
+    prepass: Option<Mode>,
+    recorded: Option<Mode>,
+    witness: bool,
+) -> Result<()> {
+    for (mode, how) in [
+        (recorded, "was recorded with the TREE filter in mode"),
+        (prepass, "is filtered (--tree) in mode"),
+    ] {
+        let Some(m) = mode else { continue };
+        let refused: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !m.consumers().contains(n))
+            .collect();
+        if !refused.is_empty() {
+            bail!(
+                "{} {how} {m}, which drops accesses that {} need{}; only {} may analyze it",
+                path.display(),
+                refused.join(","),
+                if refused.len() == 1 { "s" } else { "" },
+                m.consumers().join(",")
+            );
+        }
+    }
+    if let (Some(m), true) = (recorded, witness) {
+        bail!(
+            "{} was recorded with the TREE filter in mode {m}: a witness needs every access \
+             (a dropped write leaves later reads unexplained); analyze it without --witness",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 fn analyze_source(
     path: &Path,
     reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
@@ -299,6 +383,20 @@ fn analyze_source(
     witness: bool,
     opts: &jrace_analyzer::DetectorOptions,
 ) -> Result<report::Report> {
+    analyze_source_tree(path, reopen, names, witness, opts, None)
+}
+
+/// [`analyze_source`], with the TREE filter run before the detectors when `prepass` is
+/// given. Reports name events by their position in the whole trace either way.
+fn analyze_source_tree(
+    path: &Path,
+    reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
+    names: &[&'static str],
+    witness: bool,
+    opts: &jrace_analyzer::DetectorOptions,
+    prepass: Option<Mode>,
+) -> Result<report::Report> {
+    check_tree(path, names, prepass, recorded_tree(path)?, witness)?;
     let detectors = names
         .iter()
         .map(|n| {
@@ -318,7 +416,7 @@ fn analyze_source(
     };
     let mut mem;
     let mut file;
-    let src: &mut dyn EventSource = match &trace {
+    let whole: &mut dyn EventSource = match &trace {
         Some(t) => {
             mem = MemSource::new(t);
             &mut mem
@@ -327,6 +425,11 @@ fn analyze_source(
             file = reopen()?;
             file.as_mut()
         }
+    };
+    let mut filtered = None;
+    let src: &mut dyn EventSource = match prepass {
+        Some(m) => filtered.insert(FilteredSource::new(whole, m)),
+        None => whole,
     };
     let pb = progress_bar("analyzing");
     // Detector-built schedules (m2's) are kept only when witnesses are asked for.
@@ -340,6 +443,30 @@ fn analyze_source(
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
+    if let Some(f) = &filtered {
+        // Back to positions in the whole trace (a monotone map: race ids keep their order).
+        for run in &mut analysis.runs {
+            for p in &mut run.pairs {
+                p.first = f.original_index(p.first);
+                p.second = f.original_index(p.second);
+            }
+            run.schedules.clear();
+        }
+        for r in &mut analysis.races {
+            r.pair.first = f.original_index(r.pair.first);
+            r.pair.second = f.original_index(r.pair.second);
+        }
+        analysis.events = f.events_read();
+        let t = f.filter();
+        eprintln!(
+            "jrace: tree ({}): dropped {} of {} events ({:.1}%)",
+            t.mode(),
+            t.dropped,
+            f.events_read(),
+            100.0 * t.fraction()
+        );
+    }
+    drop(filtered);
     // May change a race's representative pair to one that has a witness.
     let witnesses = trace
         .as_ref()
@@ -370,10 +497,22 @@ fn analyze_source(
 }
 
 fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
-    let names = detector_names(&args.detectors)?;
+    let modes: Vec<Mode> = args
+        .tree
+        .into_iter()
+        .chain(recorded_tree(&args.trace)?)
+        .collect();
+    let names = detectors_or_default(args.detectors.as_deref(), &modes)?;
     let path = args.trace.clone();
     let opts = args.solver.options()?;
-    let rep = analyze_source(&args.trace, &|| open(&path), &names, args.witness, &opts)?;
+    let rep = analyze_source_tree(
+        &args.trace,
+        &|| open(&path),
+        &names,
+        args.witness,
+        &opts,
+        args.tree,
+    )?;
     emit(&rep, args.format, args.output.as_deref())?;
     Ok(if args.fail_on_race && !rep.races.is_empty() {
         ExitCode::from(1)
@@ -383,7 +522,15 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 }
 
 fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
-    let names = detector_names(&args.detectors)?;
+    let modes: Vec<Mode> = args.record.tree.into_iter().collect();
+    let names = detectors_or_default(args.detectors.as_deref(), &modes)?;
+    check_tree(
+        Path::new("the trace"),
+        &names,
+        None,
+        args.record.tree,
+        args.witness,
+    )?;
     let opts = args.solver.options()?;
     let (dir, status) = record::record(&args.record, &args.command)?;
     if !status.success() {
@@ -487,9 +634,16 @@ fn emit(rep: &report::Report, format: Format, output: Option<&Path>) -> Result<(
 fn stats(path: &Path) -> Result<ExitCode> {
     let mut src = open(path)?;
     let mut counts = jrace_trace::Counts::default();
+    let mut bps = BarrierCounts::default();
+    // What the TREE filter would drop, in the modes for hb (and lockset) and for lockset.
+    let mut trees = [Mode::Hb, Mode::Lockset].map(tree::TraceFilter::new);
     let pb = progress_bar("reading");
     while let Some(e) = src.next_event()? {
         counts.add(&e);
+        bps.add(&e, src.symbols());
+        for t in &mut trees {
+            t.keep(&e);
+        }
         if counts.events % engine::PROGRESS_EVERY == 0 {
             if let Some(pb) = &pb {
                 pb.set_position(counts.events);
@@ -518,6 +672,31 @@ fn stats(path: &Path) -> Result<ExitCode> {
         "branches recorded: {}",
         if src.has_branches() { "yes" } else { "no" }
     );
+    if let Some(m) = recorded_tree(path)? {
+        let _ = writeln!(
+            s,
+            "recorded with the TREE filter: mode {m} (redundant accesses dropped; only {} may analyze it)",
+            m.consumers().join(",")
+        );
+    }
+    for t in &trees {
+        let _ = writeln!(
+            s,
+            "tree filter, mode {:<8} would drop {} of {} events ({:.1}%)",
+            format!("{}:", t.mode()),
+            t.dropped,
+            counts.events,
+            100.0 * t.fraction()
+        );
+    }
+    // What the agent counted about BarrierPairs (recorded with --barrier-pairs).
+    let bp_meta = if path.is_dir() {
+        let reader = jrace_trace::binlog::TraceReader::open(path)?;
+        let m = reader.meta();
+        m.contains_key("bp_recorded").then(|| m.clone())
+    } else {
+        None
+    };
     if path.is_dir() {
         // What the recorder noted about the run (branches recorded, cut at a size limit,
         // classes left uninstrumented, ...).
@@ -533,6 +712,21 @@ fn stats(path: &Path) -> Result<ExitCode> {
         };
         let _ = writeln!(s, "size on disk: {bytes} bytes ({per:.2} bytes/event)");
     }
+    if bps.recorded > 0 || bp_meta.is_some() {
+        let m = bp_meta.unwrap_or_default();
+        let get = |k: &str| m.get(k).map_or("-".to_string(), |v| v.to_string());
+        let _ = writeln!(
+            s,
+            "barrier pairs: {} recorded, {} widened to * (every object), max |D| {}, {} \
+             calls skipped (reachable set statically empty); snapshots: {} objects, {} edges",
+            bps.recorded,
+            bps.top,
+            bps.max_d,
+            get("bp_skipped_empty"),
+            get("bp_snapshot_objects"),
+            get("bp_snapshot_edges"),
+        );
+    }
     let _ = writeln!(s, "events by kind:");
     for k in Kind::ALL {
         let n = counts.of(k);
@@ -542,6 +736,28 @@ fn stats(path: &Path) -> Result<ExitCode> {
     }
     print!("{s}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// BarrierPairs of a trace, for `jrace stats`: `enter` events, those whose reachable set
+/// is every object, and the largest set.
+#[derive(Default)]
+struct BarrierCounts {
+    recorded: u64,
+    top: u64,
+    max_d: usize,
+}
+
+impl BarrierCounts {
+    fn add(&mut self, e: &jrace_trace::Event, sym: &jrace_trace::Symbols) {
+        if e.kind != Kind::Enter {
+            return;
+        }
+        self.recorded += 1;
+        match sym.objsets.get(e.value as usize) {
+            Some(jrace_trace::ObjSet::Objects(v)) => self.max_d = self.max_d.max(v.len()),
+            _ => self.top += 1,
+        }
+    }
 }
 
 fn dir_size(p: &Path) -> u64 {
@@ -557,12 +773,30 @@ fn dir_size(p: &Path) -> u64 {
 }
 
 fn convert(path: &Path, to: ConvertTo, output: &Path) -> Result<ExitCode> {
+    let filtered = recorded_tree(path)?;
+    if let Some(m) = filtered {
+        eprintln!(
+            "jrace: warning: {} was recorded with the TREE filter (mode {m}); the converted trace \
+             does not carry that fact, so only analyze it with -d {}",
+            path.display(),
+            m.consumers().join(",")
+        );
+    }
     match to {
         ConvertTo::Std => {
             let mut src = open(path)?;
             let f = std::fs::File::create(output)
                 .with_context(|| format!("cannot create {}", output.display()))?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+            if let Some(m) = filtered {
+                writeln!(
+                    w,
+                    "# recorded with the TREE filter ({}={}): only {} may analyze this trace",
+                    tree::META_FILTERED,
+                    m.flag(),
+                    m.consumers().join(",")
+                )?;
+            }
             while let Some(e) = src.next_event()? {
                 jrace_trace::std_format::format_event(&e, src.symbols(), &mut w)?;
                 w.write_all(b"\n")?;

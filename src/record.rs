@@ -24,6 +24,16 @@ pub struct RecordOptions {
     /// Record calls into excluded code as BarrierPairs (for the rdit detector).
     #[arg(long)]
     pub barrier_pairs: bool,
+    /// With --barrier-pairs: classes whose static fields excluded code may use to
+    /// synchronize (comma-separated dotted names); every BarrierPair's reachable set then
+    /// holds them. May repeat.
+    #[arg(
+        long,
+        value_name = "CLASSES",
+        value_delimiter = ',',
+        requires = "barrier_pairs"
+    )]
+    pub bp_globals: Vec<String>,
     /// Do not record branch events (smaller, faster traces; mcm then assumes every read
     /// is followed by a branch).
     #[arg(long)]
@@ -31,6 +41,12 @@ pub struct RecordOptions {
     /// Stop recording (not the program) when the trace reaches this many MB.
     #[arg(long, value_name = "MB")]
     pub max_mb: Option<u64>,
+    /// Drop redundant accesses while recording (TREE; agent option `tree=MODE`). MODE `hb`
+    /// (the default) keeps every race signature of hb and lockset, `hybrid` and `lockset`
+    /// drop more and keep lockset's; no other detector may analyze the trace.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true,
+          default_missing_value = "hb", value_parser = crate::parse_tree_mode)]
+    pub tree: Option<jrace_trace::tree::Mode>,
     /// More agent options, appended as given (`jrace replay`'s `replay=FILE,...`).
     #[arg(skip)]
     pub agent_extra: Option<String>,
@@ -87,8 +103,14 @@ pub fn agent_option(agent: &Path, dir: &Path, o: &RecordOptions) -> Result<Strin
     if o.barrier_pairs {
         s += ",barrier=1";
     }
+    if !o.bp_globals.is_empty() {
+        s += &format!(",bp_globals={}", globs(&o.bp_globals));
+    }
     if let Some(mb) = o.max_mb {
         s += &format!(",max_mb={mb}");
+    }
+    if let Some(m) = o.tree {
+        s += &format!(",tree={m}");
     }
     if let Some(extra) = &o.agent_extra {
         s += &format!(",{extra}");
@@ -112,9 +134,6 @@ pub fn record(o: &RecordOptions, command: &[String]) -> Result<(PathBuf, ExitSta
     let Some((prog, args)) = command.split_first() else {
         bail!("no command to record: expected `-- java [JVM options] MAIN [args]`");
     };
-    if o.barrier_pairs {
-        bail!("--barrier-pairs (BarrierPairs for excluded code, for rdit) is not implemented yet");
-    }
     let dir = o.output.clone().unwrap_or_else(default_dir);
     if dir.join("meta.jrl").exists() {
         bail!(
@@ -142,14 +161,29 @@ pub fn record(o: &RecordOptions, command: &[String]) -> Result<(PathBuf, ExitSta
     let status = cmd
         .status()
         .with_context(|| format!("cannot run `{prog}`"))?;
-    let log = format!(
+    let mut log = format!(
         "command: {}\nagent option: {opt}\nexit status: {}\nwall time: {:.3} s\n",
         command.join(" "),
         exit_code(status),
         started.elapsed().as_secs_f64()
     );
+    if let Some(m) = o.tree {
+        log += &tree_summary(&dir, m);
+    }
     let _ = std::fs::write(dir.join("record.log"), log);
     Ok((dir, status))
+}
+
+/// The record.log line of a recording made with the TREE filter: what the agent dropped.
+fn tree_summary(dir: &Path, mode: jrace_trace::tree::Mode) -> String {
+    use jrace_trace::tree::META_DROPPED;
+    let dropped = jrace_trace::binlog::TraceReader::open(dir)
+        .ok()
+        .and_then(|r| r.meta().get(META_DROPPED).cloned());
+    match dropped {
+        Some(n) => format!("tree filter: mode {mode}, {n} redundant accesses dropped\n"),
+        None => format!("tree filter: mode {mode} (the agent recorded no count)\n"),
+    }
 }
 
 /// The program's exit status as a shell reports it (128+N when killed by signal N).

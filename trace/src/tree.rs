@@ -400,8 +400,8 @@ pub fn filter_trace(trace: &Trace, mode: Mode) -> (Trace, TraceFilter) {
 /// An [`EventSource`] that passes on only the events the filter keeps, and can map the
 /// position of a passed-on event back to its position in the whole trace (so reports
 /// name the recorded events).
-pub struct FilteredSource<S> {
-    inner: S,
+pub struct FilteredSource<'a> {
+    inner: &'a mut dyn EventSource,
     filter: TraceFilter,
     /// (position among kept events, position in the trace) where each run of kept
     /// events starts.
@@ -411,8 +411,8 @@ pub struct FilteredSource<S> {
     after_drop: bool,
 }
 
-impl<S: EventSource> FilteredSource<S> {
-    pub fn new(inner: S, mode: Mode) -> Self {
+impl<'a> FilteredSource<'a> {
+    pub fn new(inner: &'a mut dyn EventSource, mode: Mode) -> Self {
         FilteredSource {
             inner,
             filter: TraceFilter::new(mode),
@@ -442,7 +442,7 @@ impl<S: EventSource> FilteredSource<S> {
     }
 }
 
-impl<S: EventSource> EventSource for FilteredSource<S> {
+impl EventSource for FilteredSource<'_> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         while let Some(e) = self.inner.next_event()? {
             let at = self.read;
@@ -575,7 +575,8 @@ mod tests {
             "m.std",
         )
         .unwrap();
-        let mut src = FilteredSource::new(MemTrace { t: &t, next: 0 }, Mode::Hb);
+        let mut mem = MemTrace { t: &t, next: 0 };
+        let mut src = FilteredSource::new(&mut mem, Mode::Hb);
         let mut kept = Vec::new();
         while let Some(e) = src.next_event().unwrap() {
             kept.push(e.loc);
