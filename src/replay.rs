@@ -175,6 +175,8 @@ fn recorded_options(trace: &Path, out: &Path) -> record::RecordOptions {
                     Some(("exclude", v)) => o.exclude.extend(v.split(';').map(String::from)),
                     Some(("include", v)) => o.include.extend(v.split(';').map(String::from)),
                     Some(("branches", "0")) => o.no_branches = true,
+                    Some(("barrier", "1")) => o.barrier_pairs = true,
+                    Some(("bp_globals", v)) => o.bp_globals.extend(v.split(';').map(String::from)),
                     _ => {}
                 }
             }

@@ -141,7 +141,8 @@ fn demo_records_for_real() {
 
 #[test]
 fn record_refuses_bad_usage_with_status_2() {
-    let out = jrace(&["record", "--barrier-pairs", "--", "java", "-version"]);
+    // --bp-globals needs --barrier-pairs.
+    let out = jrace(&["record", "--bp-globals", "a.B", "--", "java", "-version"]);
     assert_eq!(out.status.code(), Some(2));
     let out = jrace(&["record"]);
     assert_eq!(out.status.code(), Some(2));
