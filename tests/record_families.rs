@@ -12,18 +12,19 @@
 //! `cargo build --release --workspace && cargo test --release --test record_families`.
 
 use serde_json::Value;
-use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 mod common;
+#[path = "common/harness.rs"]
+mod harness;
 #[path = "common/truth.rs"]
 mod truth;
 
-use common::{jrace, root};
-use truth::Truth;
+use common::jrace;
+use harness::{analyze, classes, record, reported, text, Suite};
 
 /// Recorder gaps known to make a specific check fail: (program, check). A check is the
 /// truth line it concerns (`RACE: ...` / `NORACE: ...` as written in the source),
@@ -35,342 +36,34 @@ const KNOWN_RECORDER_GAPS: &[(&str, &str)] = &[];
 
 /// The detectors run on every program: all sound for their first race per variable.
 const DETECTORS: &str = "hb,shb,wcp,cp,m2,mcm,said";
-/// Detectors sound for every race they report: any report of theirs must be a listed RACE.
-const SOUND_FOR_EVERY_RACE: &[&str] = &["shb", "m2", "mcm", "said"];
 
-fn classes() -> PathBuf {
-    PathBuf::from(env!("JRACE_HARNESS_CLASSES"))
+fn suite() -> Suite {
+    Suite {
+        name: "families",
+        src: common::root().join("java-harness/src/families"),
+        detectors: DETECTORS,
+        informative: "",
+        verify_in_recording: false,
+        gaps: KNOWN_RECORDER_GAPS,
+        gaps_must_show: true,
+    }
 }
 
 fn families_src() -> PathBuf {
-    root().join("java-harness/src/families")
+    common::root().join("java-harness/src/families")
 }
 
-/// `false` (with a note) when there is no `java` to run; panics when java is there but the
-/// harness or the agent is missing, since the tests must then run.
 fn java_ready() -> bool {
-    if Command::new("java")
-        .arg("-version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_err()
-    {
-        eprintln!("note: `java` not found: skipping the recorder's end-to-end tests");
-        return false;
-    }
-    assert!(
-        classes().join("families/Fields.class").is_file(),
-        "{} has no families/Fields.class: javac failed at build time (see the build warnings)",
-        classes().display()
-    );
-    let exe = PathBuf::from(env!("CARGO_BIN_EXE_jrace"));
-    let agent = exe.with_file_name("libjrace_agent.so");
-    assert!(
-        agent.is_file() || std::env::var_os("JRACE_AGENT").is_some(),
-        "{} is missing: build the agent first (cargo build --release --workspace)",
-        agent.display()
-    );
-    true
+    harness::java_ready("families/Fields.class")
 }
 
-/// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir()
-        .join(format!("jrace-families-{}", std::process::id()))
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn java_plain(main: &str, args: &[&str]) -> Output {
-    Command::new("java")
-        .arg("-cp")
-        .arg(classes())
-        .arg(main)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("java runs")
-}
-
-/// `jrace record -o DIR -- java JVM_OPTS -cp CLASSES MAIN ARGS`.
-fn record(dir: &Path, jvm_opts: &[&str], main: &str, args: &[&str]) -> Output {
-    let cp = classes();
-    let mut a: Vec<&str> = vec!["record", "-o", dir.to_str().unwrap(), "--", "java"];
-    a.extend_from_slice(jvm_opts);
-    a.extend_from_slice(&["-cp", cp.to_str().unwrap(), main]);
-    a.extend_from_slice(args);
-    jrace(&a)
-}
-
-fn analyze(dir: &Path, detectors: &str) -> Result<Value, String> {
-    let out = jrace(&[
-        "analyze",
-        dir.to_str().unwrap(),
-        "-d",
-        detectors,
-        "--format",
-        "json",
-    ]);
-    if out.status.code() != Some(0) {
-        return Err(format!(
-            "jrace analyze exited with {:?}: {}",
-            out.status.code(),
-            text(&out.stderr)
-        ));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("analyze wrote invalid JSON: {e}"))
-}
-
-/// One reported race: variable, the two locations, the detectors that reported it.
-struct Reported {
-    variable: String,
-    a: String,
-    b: String,
-    detectors: Vec<String>,
-}
-
-fn reported(doc: &Value) -> Vec<Reported> {
-    doc["races"]
-        .as_array()
-        .expect("races[]")
-        .iter()
-        .map(|r| {
-            let acc = r["accesses"].as_array().expect("accesses[]");
-            assert_eq!(acc.len(), 2, "a race has two accesses");
-            Reported {
-                variable: r["variable"].as_str().unwrap().to_string(),
-                a: acc[0]["location"].as_str().unwrap().to_string(),
-                b: acc[1]["location"].as_str().unwrap().to_string(),
-                detectors: r["detectors"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|d| d.as_str().unwrap().to_string())
-                    .collect(),
-            }
-        })
-        .collect()
-}
-
-/// A failed check: its key (see [`KNOWN_RECORDER_GAPS`]) and what happened.
-struct Failure {
-    check: String,
-    /// The detector at fault, for checks about one detector's report.
-    detector: Option<String>,
-    detail: String,
-}
-
-impl Failure {
-    /// Whether the KNOWN_RECORDER_GAPS entry `gap` covers this failure: `CHECK` covers it
-    /// for every detector, `CHECK [DET]` for detector DET only.
-    fn covered_by(&self, gap: &str) -> bool {
-        gap == self.check
-            || self
-                .detector
-                .as_ref()
-                .is_some_and(|d| gap == format!("{} [{d}]", self.check))
-    }
-
-    fn key(&self) -> String {
-        match &self.detector {
-            Some(d) => format!("{} [{d}]", self.check),
-            None => self.check.clone(),
-        }
-    }
-}
-
-/// Records, analyzes and checks one family program; returns the failed checks.
-fn check_family(name: &str) -> Vec<Failure> {
-    let src = families_src().join(format!("{name}.java"));
-    let truth = Truth::parse_file(&src).unwrap_or_else(|e| panic!("bad truth: {e}"));
-    assert!(
-        !truth.races.is_empty(),
-        "{name}: a family program has a RACE line"
-    );
-    assert!(
-        !truth.noraces.is_empty(),
-        "{name}: a family program has a NORACE line"
-    );
-    let dir = scratch(name);
-    let trace = dir.join("trace");
-    let mut fails = Vec::new();
-    let mut fail_by = |check: &str, detector: Option<&str>, detail: String| {
-        fails.push(Failure {
-            check: check.to_string(),
-            detector: detector.map(str::to_string),
-            detail,
-        })
-    };
-    macro_rules! fail {
-        ($check:expr, $detail:expr $(,)?) => {
-            fail_by($check, None, $detail)
-        };
-    }
-
-    let plain = java_plain(&truth.main_class, &[]);
-    assert!(
-        plain.status.success(),
-        "{name} fails without the agent: {}",
-        text(&plain.stderr)
-    );
-    let rec = record(&trace, &[], &truth.main_class, &[]);
-    if rec.status.code() != plain.status.code()
-        || rec.stdout != plain.stdout
-        || rec.stderr != plain.stderr
-    {
-        fail!(
-            "OUTPUT",
-            format!(
-                "without the agent: status {:?}, stdout {:?}, stderr {:?}; recorded: status {:?}, stdout {:?}, stderr {:?}",
-                plain.status.code(),
-                text(&plain.stdout),
-                text(&plain.stderr),
-                rec.status.code(),
-                text(&rec.stdout),
-                text(&rec.stderr)
-            ),
-        );
-    }
-    if !rec.status.success() {
-        fail!(
-            "RECORD",
-            format!("jrace record exited with {:?}", rec.status.code())
-        );
-    }
-
-    // -Xverify:all with the agent, as a separate run.
-    let ver = record(
-        &dir.join("verify"),
-        &["-Xverify:all"],
-        &truth.main_class,
-        &[],
-    );
-    let verr = text(&ver.stderr);
-    if !ver.status.success() || verr.contains("VerifyError") || ver.stdout != plain.stdout {
-        fail!(
-            "VERIFY",
-            format!(
-                "under -Xverify:all: status {:?}, stdout {:?}, stderr {verr}",
-                ver.status.code(),
-                text(&ver.stdout)
-            ),
-        );
-    }
-
-    let doc = match analyze(&trace, DETECTORS) {
-        Ok(d) => d,
-        Err(e) => {
-            fail!("ANALYZE", e);
-            return fails;
-        }
-    };
-    let names: Vec<&str> = doc["detectors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        names.join(","),
-        DETECTORS,
-        "{name}: the requested detectors ran"
-    );
-    let races = reported(&doc);
-
-    for r in &truth.races {
-        let by: BTreeSet<&str> = races
-            .iter()
-            .filter(|x| r.matches(&x.variable, &x.a, &x.b))
-            .flat_map(|x| x.detectors.iter().map(String::as_str))
-            .collect();
-        for d in r.by.iter().filter(|d| !by.contains(d.as_str())) {
-            fail_by(
-                &r.spec,
-                Some(d),
-                format!(
-                    "{} {} {}: missed (reported by {:?})",
-                    r.variable, r.locations[0], r.locations[1], by
-                ),
-            );
-        }
-    }
-    for x in &races {
-        let sig = format!("{} {} {}", x.variable, x.a, x.b);
-        if let Some(nr) = truth
-            .noraces
-            .iter()
-            .find(|nr| nr.violated_by(&x.variable, &x.a, &x.b))
-        {
-            for d in &x.detectors {
-                fail_by(&nr.spec, Some(d), format!("reported {sig}"));
-            }
-            continue;
-        }
-        if truth
-            .races
-            .iter()
-            .any(|r| r.matches(&x.variable, &x.a, &x.b))
-        {
-            continue;
-        }
-        // Not a listed signature. hb, wcp and cp are sound for the first race of a variable
-        // only: an extra pair on a RACE variable may be one of their later false alarms.
-        for d in &x.detectors {
-            if SOUND_FOR_EVERY_RACE.contains(&d.as_str()) || !truth.race_variable(&x.variable) {
-                fail_by(
-                    &format!("UNLISTED: {sig}"),
-                    Some(d),
-                    format!("neither RACE nor NORACE in {}", truth.file),
-                );
-            } else {
-                eprintln!("{name}: note: {sig} reported by {d} (a later race on a RACE variable)");
-            }
-        }
-    }
-    if fails.is_empty() {
-        let _ = std::fs::remove_dir_all(&dir);
-    } else {
-        eprintln!("{name}: trace kept in {}", trace.display());
-    }
-    fails
+    harness::scratch("families", name)
 }
 
 /// Runs one family and applies [`KNOWN_RECORDER_GAPS`].
 fn family(name: &str) {
-    if !java_ready() {
-        return;
-    }
-    let t0 = Instant::now();
-    let fails = check_family(name);
-    let gaps: Vec<&str> = KNOWN_RECORDER_GAPS
-        .iter()
-        .filter(|(p, _)| *p == name)
-        .map(|(_, c)| *c)
-        .collect();
-    let mut errors = Vec::new();
-    for f in &fails {
-        if gaps.iter().any(|g| f.covered_by(g)) {
-            eprintln!("{name}: KNOWN RECORDER GAP `{}`: {}", f.key(), f.detail);
-        } else {
-            errors.push(format!("`{}`: {}", f.key(), f.detail));
-        }
-    }
-    for g in gaps {
-        if !fails.iter().any(|f| f.covered_by(g)) {
-            errors.push(format!(
-                "`{g}` passes now: remove it from KNOWN_RECORDER_GAPS"
-            ));
-        }
-    }
-    eprintln!("{name}: {:.1} s", t0.elapsed().as_secs_f64());
-    assert!(errors.is_empty(), "{name}:\n  {}", errors.join("\n  "));
+    suite().run(name, "families/Fields.class");
 }
 
 macro_rules! families {
@@ -415,19 +108,9 @@ families! {
 
 #[test]
 fn every_family_program_has_a_test_and_a_valid_truth() {
-    let mut found = BTreeSet::new();
-    for e in std::fs::read_dir(families_src()).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "java") {
-            let text = std::fs::read_to_string(&p).unwrap();
-            if Truth::has_truth(&text) {
-                let t = Truth::parse_file(&p).unwrap_or_else(|e| panic!("{e}"));
-                assert!(!t.noraces.is_empty(), "{}: no NORACE line", t.file);
-                found.insert(p.file_stem().unwrap().to_string_lossy().into_owned());
-            }
-        }
-    }
-    let listed: BTreeSet<String> = FAMILIES.iter().map(|s| s.to_string()).collect();
+    let found = suite().programs_with_truth();
+    let listed: std::collections::BTreeSet<String> =
+        FAMILIES.iter().map(|s| s.to_string()).collect();
     assert_eq!(
         found, listed,
         "families with a truth vs families tested here"
