@@ -18,7 +18,7 @@ if [[ $WORKLOADS == *h2* || $WORKLOADS == *derby* ]]; then
 fi
 cargo build --release -q --workspace
 CLASSES=$(mktemp -d)
-javac -d "$CLASSES" java-harness/src/workloads/*.java
+javac -d "$CLASSES" java-harness/src/workloads/Loops.java java-harness/src/workloads/Jdbc.java
 AGENT=$PWD/target/release/libjrace_agent.so
 JRACE=$PWD/target/release/jrace
 WORK=$(mktemp -d)
