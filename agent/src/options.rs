@@ -1,6 +1,7 @@
 //! The agent's options (`-agentpath:libjrace_agent.so=out=DIR,exclude=a.*;b.*,...`,
 //! DESIGN.md §4) and the class globs that decide what is instrumented.
 
+use jrace_trace::tree::Mode;
 use std::path::PathBuf;
 
 /// JDK internals, excluded unless `include=` takes classes back (DESIGN.md §4).
@@ -20,7 +21,9 @@ pub struct AgentOptions {
     /// `bp_budget=N`: objects plus reference-array elements one reachable-set walk may
     /// visit before the BarrierPair is widened to every object.
     pub bp_budget: u32,
-    pub tree: bool,
+    /// `tree=MODE` (`1` is `hb`): drop redundant accesses while recording (TREE, see
+    /// [`jrace_trace::tree`]).
+    pub tree: Option<Mode>,
     /// Stop recording (not the program) when the trace reaches this many bytes.
     pub max_bytes: Option<u64>,
     /// `verbose=1`: log every class the hook sees to DIR/agent.log.
@@ -42,7 +45,7 @@ impl AgentOptions {
             barrier: false,
             bp_globals: Vec::new(),
             bp_budget: crate::runtime::BP_DEFAULT_BUDGET,
-            tree: false,
+            tree: None,
             max_bytes: None,
             verbose: false,
             replay: None,
@@ -70,7 +73,18 @@ impl AgentOptions {
                         format!("option `bp_budget`: expected a positive number, found `{v}`")
                     })?;
                 }
-                "tree" => o.tree = flag(v)?,
+                "tree" => {
+                    o.tree = match Mode::parse(v) {
+                        Some(m) => Some(m),
+                        None => flag(v)
+                            .map_err(|_| {
+                                format!(
+                                    "option `tree`: expected hb, hybrid, lockset, 1 (hb) or 0, found `{v}`"
+                                )
+                            })?
+                            .then_some(Mode::Hb),
+                    }
+                }
                 "verbose" => o.verbose = flag(v)?,
                 "replay" => o.replay = Some(PathBuf::from(v)),
                 "replay_timeout" => {
@@ -98,9 +112,6 @@ impl AgentOptions {
         o.out = out.ok_or("missing option out=DIR (where to write the trace)")?;
         if !o.bp_globals.is_empty() && !o.barrier {
             return Err("option bp_globals= needs barrier=1".into());
-        }
-        if o.tree {
-            return Err("option tree=1 (the TREE filter) is not implemented yet".into());
         }
         Ok(o)
     }
@@ -185,6 +196,23 @@ mod tests {
         assert_eq!(o.replay, Some(PathBuf::from("/tmp/s.tsv")));
         assert_eq!(o.replay_timeout, 2.5);
         assert!(AgentOptions::parse("out=d,replay_timeout=soon").is_err());
+        for (v, m) in [
+            ("1", Some(Mode::Hb)),
+            ("hb", Some(Mode::Hb)),
+            ("lockset", Some(Mode::Lockset)),
+            ("hybrid", Some(Mode::Hybrid)),
+            ("0", None),
+        ] {
+            assert_eq!(
+                AgentOptions::parse(&format!("out=d,tree={v}"))
+                    .unwrap()
+                    .tree,
+                m
+            );
+        }
+        assert!(AgentOptions::parse("out=d,tree=wcp")
+            .unwrap_err()
+            .contains("expected hb, hybrid, lockset"));
     }
 
     #[test]

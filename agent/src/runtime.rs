@@ -35,6 +35,7 @@ use crate::sites::{ClassInfo, Location, Site, SiteKind};
 use crate::{jni, jvmti};
 use jrace_trace::binlog::{Table, ThreadLog, TraceWriter};
 use jrace_trace::model::{Event, Kind, LocDetail};
+use jrace_trace::tree::{ThreadFilter, VarOwners};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -353,6 +354,8 @@ pub struct Agent {
     pub gc_events: bool,
     errors: Mutex<Option<std::fs::File>>,
     pub stats: Stats,
+    /// With `tree=MODE`: the variables' switch counts the threads' filters share.
+    tree: Option<VarOwners>,
 }
 
 #[derive(Default)]
@@ -367,6 +370,8 @@ pub struct Stats {
     pub instrument_nanos: AtomicU64,
     pub events: AtomicU64,
     pub bp: barrier::BpStats,
+    /// Accesses the TREE filter dropped (added as threads end).
+    pub tree_dropped: AtomicU64,
 }
 
 // SAFETY: the JVMTI environment pointer and the JNI handles kept here (global references,
@@ -402,6 +407,11 @@ impl Agent {
         // Location 0 is "no location" (thread begin and end).
         names.locs.insert(String::new(), 0);
         let _ = writer.loc(0, "", None);
+        if let Some(m) = opts.tree {
+            // Written first, so that even a killed JVM's trace says it is filtered.
+            let _ = writer.set_meta(jrace_trace::tree::META_FILTERED, &m.flag());
+        }
+        let tree = opts.tree.map(|_| VarOwners::new());
         AGENT.get_or_init(|| Agent {
             jvmti,
             opts,
@@ -423,6 +433,7 @@ impl Agent {
             gc_events,
             errors: Mutex::new(errors),
             stats: Stats::default(),
+            tree,
         })
     }
 
@@ -578,6 +589,9 @@ impl Agent {
             if let Some(log) = t.log.take() {
                 self.io(log.finish());
             }
+            self.stats
+                .tree_dropped
+                .fetch_add(t.tree_dropped, Ordering::Relaxed);
         }
         let s = &self.stats;
         let kv = [
@@ -611,6 +625,12 @@ impl Agent {
             for (k, v) in s.bp.meta() {
                 self.io(self.writer.set_meta(k, &v.to_string()));
             }
+        }
+        if self.opts.tree.is_some() {
+            let n = s.tree_dropped.load(Ordering::Relaxed);
+            self.io(self
+                .writer
+                .set_meta(jrace_trace::tree::META_DROPPED, &n.to_string()));
         }
         self.io(self.writer.finish_meta());
     }
@@ -659,6 +679,9 @@ pub struct ThreadState {
     since_branch: SinceBranch,
     /// Receivers of the thread-safe library calls this thread is inside (innermost last).
     in_concurrent: Vec<u64>,
+    /// With `tree=MODE`: this thread's TREE filter, and the accesses it dropped.
+    tree: Option<Box<ThreadFilter>>,
+    tree_dropped: u64,
     /// Open BarrierPairs and the reachable-set walk's caches.
     bp: barrier::ThreadBp,
 }
@@ -812,6 +835,8 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         stacks_seen: FxHashSet::default(),
         since_branch: SinceBranch::default(),
         in_concurrent: Vec::new(),
+        tree: a.opts.tree.map(|m| Box::new(ThreadFilter::new(m))),
+        tree_dropped: 0,
         bp: barrier::ThreadBp::default(),
     };
     let mut cx = Cx {
@@ -908,6 +933,9 @@ pub fn thread_end() {
             if let Some(log) = g.log.take() {
                 a.io(log.finish());
             }
+            a.stats
+                .tree_dropped
+                .fetch_add(std::mem::take(&mut g.tree_dropped), Ordering::Relaxed);
         }
         drop(g);
         lock(&a.threads).retain(|t| !Arc::ptr_eq(t, &ts));
@@ -957,6 +985,20 @@ impl Cx<'_> {
                 }
             }
             _ => {}
+        }
+        if let Some(f) = self.t.tree.as_deref_mut() {
+            // TREE: a redundant plain access is not written. Everything else about it
+            // (a pending wake, what it read for branches) happened as if it were.
+            if kind.is_plain_access() {
+                let owners = self.a.tree.as_ref();
+                let switches = owners.and_then(|o| o.touch(target, self.t.tid));
+                if !f.access(loc, target, kind == Kind::Write, switches) {
+                    self.t.tree_dropped += 1;
+                    return;
+                }
+            } else {
+                f.sync(kind, target);
+            }
         }
         let a = self.a;
         let mut s = a.now().max(self.t.last);
