@@ -203,8 +203,6 @@ struct Key {
     var: VarId,
     lockset: u32,
     write: bool,
-    /// The span: bumped at every span-ending edge instead of clearing the set.
-    span: u64,
     switches: u64,
     /// For reads of a variable other threads used: this thread's writes of it so far.
     own_writes: u64,
@@ -218,7 +216,7 @@ pub struct ThreadFilter {
     /// Interned lock sets (sorted locks -> id), and the current set's id while valid.
     locksets: FxHashMap<Box<[LockId]>, u32>,
     lockset: Option<u32>,
-    span: u64,
+    /// Accesses seen in the current span.
     seen: FxHashSet<Key>,
     /// Writes of each variable that other threads used, counted while they use it.
     writes: FxHashMap<VarId, u64>,
@@ -231,7 +229,6 @@ impl ThreadFilter {
             held: Vec::new(),
             locksets: FxHashMap::default(),
             lockset: None,
-            span: 0,
             seen: FxHashSet::default(),
             writes: FxHashMap::default(),
         }
@@ -266,7 +263,6 @@ impl ThreadFilter {
             var,
             lockset: self.lockset_id(),
             write,
-            span: self.span,
             switches,
             own_writes,
         };
@@ -298,17 +294,28 @@ impl ThreadFilter {
                     None => true,
                 };
                 if outermost && self.mode == Mode::Hb {
-                    self.span += 1;
+                    self.end_span();
                 }
             }
-            k if self.mode.ends_span(k) => self.span += 1,
+            k if self.mode.ends_span(k) => self.end_span(),
             _ => {}
+        }
+    }
+
+    /// A span ends: the accesses seen so far stand for no later one.
+    #[inline]
+    fn end_span(&mut self) {
+        if self.seen.capacity() > 4096 {
+            // Clearing costs the capacity; a big span's table is given back instead.
+            self.seen = FxHashSet::default();
+        } else if !self.seen.is_empty() {
+            self.seen.clear();
         }
     }
 
     /// Forgets every access seen (always safe: it only drops less).
     pub fn forget(&mut self) {
-        self.seen.clear();
+        self.seen = FxHashSet::default();
         self.writes.clear();
         self.locksets.clear();
         self.lockset = None;
