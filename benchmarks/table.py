@@ -9,6 +9,9 @@ benchmarks/RESULTS.md with the command, the machine and the date.
 
     benchmarks/table.py                          # harness programs, all detectors
     benchmarks/table.py --workloads loops,h2     # plus real workloads (fast detectors)
+    benchmarks/table.py --workloads lucene,xalan,sunflow,jetty   # Debian's libraries
+                                                 # (benchmarks/workloads.sh installs them
+                                                 # and checks their output under the agent)
     benchmarks/table.py --detectors hb,shb,m2 --no-append
 
 Judging (java-harness/README.md): a reported signature is a true race when a RACE line
@@ -33,10 +36,18 @@ ROOT = Path(__file__).resolve().parent.parent
 JRACE = ROOT / "target/release/jrace"
 DEFAULT_BY = ["hb", "shb", "wcp", "cp", "m2", "mcm"]
 SOUND_FOR_EVERY_RACE = {"shb", "m2", "mcm", "said"}
+J = "/usr/share/java/"
+# name: (main class, arguments, jars); the same command lines as benchmarks/workloads.sh.
 WORKLOADS = {
     "loops": ("workloads.Loops", ["4", "2000000"], []),
-    "h2": ("workloads.Jdbc", ["h2", "4", "1000"], ["/usr/share/java/h2.jar"]),
-    "derby": ("workloads.Jdbc", ["derby", "4", "1000"], ["/usr/share/java/derby.jar"]),
+    "h2": ("workloads.Jdbc", ["h2", "4", "1000"], [J + "h2.jar"]),
+    "derby": ("workloads.Jdbc", ["derby", "4", "1000"], [J + "derby.jar"]),
+    "lucene": ("workloads.Lucene", ["4", "100"], [J + "lucene-core-8.7.0.jar"]),
+    "xalan": ("workloads.Xalan", ["4", "4"], [J + "xalan2.jar", J + "serializer.jar"]),
+    "sunflow": ("workloads.Sunflow", ["4", "64"], [J + "sunflow.jar"]),
+    "jetty": ("workloads.Jetty", ["4", "50"],
+              [J + x for x in ("jetty9-server.jar", "jetty9-http.jar", "jetty9-io.jar",
+                               "jetty9-util.jar", "servlet-api.jar")]),
 }
 
 
@@ -142,20 +153,22 @@ def judge(truth, report, detectors):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--detectors", default="hb,shb,wcp,cp,m2,mcm,said,lockset")
-    ap.add_argument("--workloads", default="", help="comma list of loops,h2,derby")
+    ap.add_argument("--workloads", default="", help="comma list of " + ",".join(WORKLOADS))
     ap.add_argument("--workload-detectors", default="hb,shb,wcp,cp,lockset")
     ap.add_argument("--runs", type=int, default=1, help="timing runs (best of)")
     ap.add_argument("--no-append", action="store_true")
+    ap.add_argument("--no-harness", action="store_true", help="only the workloads")
+    ap.add_argument("--no-build", action="store_true", help="use target/release as it is")
     args = ap.parse_args()
     detectors = args.detectors.split(",")
-    subprocess.run(["cargo", "build", "--release", "-q", "--workspace"], cwd=ROOT, check=True)
+    if not args.no_build:
+        subprocess.run(["cargo", "build", "--release", "-q", "--workspace"], cwd=ROOT, check=True)
     work = Path(tempfile.mkdtemp(prefix="jrace-table-"))
     classes = work / "classes"
-    srcs = [str(p) for p in (ROOT / "java-harness/src").rglob("*.java")]
-    subprocess.run(["javac", "-g", "--release", "17", "-d", str(classes)] + srcs, check=True)
+    subprocess.run([str(ROOT / "benchmarks/javac.sh"), str(classes)], check=True)
 
     programs = []
-    for p in sorted((ROOT / "java-harness/src").rglob("*.java")):
+    for p in [] if args.no_harness else sorted((ROOT / "java-harness/src").rglob("*.java")):
         t = parse_truth(p)
         if t:
             programs.append((t[0], [], [str(classes)], t, detectors))
@@ -165,7 +178,7 @@ def main():
             programs.append((main_class + " " + " ".join(wargs), wargs, [str(classes)] + jars, None,
                              args.workload_detectors.split(",")))
         else:
-            print(f"note: {w} needs {jars} (apt-get install libh2-java libderby-java)", file=sys.stderr)
+            print(f"note: {w} needs {jars} (benchmarks/workloads.sh installs them)", file=sys.stderr)
 
     rows, totals = [], {d: [0, 0, 0] for d in detectors}
     for name, pargs, cp, truth, dets in programs:
