@@ -376,6 +376,7 @@ fn cases() -> impl Iterator<Item = (u64, GenConfig, f64)> {
 fn mcm_equals_the_oracle_and_said_is_below_it() {
     let opts = Options::default();
     let (mut traces, mut oracle_races, mut said_races, mut said_less) = (0, 0, 0, 0);
+    let mut forced = 0;
     let mut failures = Vec::new();
     for (seed, cfg, pb) in cases() {
         let (text, trace) = valued(seed, &cfg, pb);
@@ -385,6 +386,7 @@ fn mcm_equals_the_oracle_and_said_is_below_it() {
         let (said, ss) = run(&trace, Policy::Said, &opts);
         oracle_races += want.len();
         said_races += said.len();
+        forced += ms.forced;
         said_less += usize::from(said.len() < want.len());
         if mcm != want {
             failures.push(format!("seed {seed}: mcm {mcm:?}, oracle {want:?}\n{text}"));
@@ -406,10 +408,14 @@ fn mcm_equals_the_oracle_and_said_is_below_it() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(oracle_races > 2000, "weak test: only {oracle_races} races");
     assert!(
+        forced > 100,
+        "weak test: only {forced} pairs refuted by forced sources"
+    );
+    assert!(
         said_less > 100,
         "weak test: said below mcm on only {said_less} traces"
     );
-    eprintln!("{traces} traces, {oracle_races} oracle races, said {said_races}");
+    eprintln!("{traces} traces, {oracle_races} oracle races, said {said_races}, {forced} pairs refuted by forced sources");
 }
 
 /// Conservative mode (every read guarded) and small windows only lose races.

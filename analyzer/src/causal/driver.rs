@@ -84,6 +84,8 @@ pub struct Stats {
     pub invalid_witnesses: u64,
     /// The largest query, in events with an order variable.
     pub max_query_events: u64,
+    /// Candidate pairs refuted without a solver by forced sources (≺f but not ≺).
+    pub forced: u64,
 }
 
 /// A race signature (notes §3.2): the variable's static name (its id in
@@ -181,9 +183,10 @@ pub fn run_with_objects(
         let end = (start + size).min(n);
         carry.advance(&g, start);
         facts.advance(&mut cp, start);
-        let w = Window::build(&g, &carry, start, end);
+        let mut w = Window::build(&g, &carry, start, end);
+        w.compute_forced();
         stats.windows += 1;
-        let buckets = candidates(&w, prev_end, &sigs, opts);
+        let buckets = candidates(&w, prev_end, &sigs, opts, &mut stats.forced);
         solve_window(
             &w,
             policy,
@@ -213,7 +216,8 @@ pub fn run_with_objects(
 }
 
 /// Quick check (notes §3.1): conflicting plain accesses of different threads, not
-/// ≺-ordered, holding no common lock, whose second event is beyond the previous window
+/// ≺f-ordered ([`Window::compute_forced`]: ≺ plus the single sources of guarding
+/// reads), holding no common lock, whose second event is beyond the previous window
 /// (so each pair is tried in the first window containing both), grouped by (variable,
 /// location pair) not yet reported, nearest pairs first.
 fn candidates(
@@ -221,6 +225,7 @@ fn candidates(
     prev_end: usize,
     sigs: &Sigs,
     opts: &Options,
+    forced: &mut u64,
 ) -> Vec<(Key, Vec<(u32, u32)>)> {
     let mut by_var: HashMap<VarId, Vec<u32>> = HashMap::default();
     for k in 0..w.len as u32 {
@@ -248,7 +253,8 @@ fn candidates(
                 if !ei.kind.is_write() && !ej.kind.is_write() {
                     continue;
                 }
-                if w.prec(i, j) {
+                if w.forced_prec(i, j) {
+                    *forced += u64::from(!w.prec(i, j));
                     ordered[u] = true;
                     continue;
                 }

@@ -170,6 +170,9 @@ pub struct Window<'g, 'a> {
     pub nt: usize,
     /// `vc[k * nt + u]`: how many of thread u's window events are ≼ k (inclusive).
     vc: Vec<u32>,
+    /// ≺ plus forced sources ([`Window::compute_forced`]), laid out like `vc`; empty
+    /// until computed.
+    fvc: Vec<u32>,
     /// Cross-thread ≺ generating edges (M1 without program order), `(from, to)`.
     pub edges: Vec<(u32, u32)>,
     pub regions: Vec<Region>,
@@ -428,7 +431,74 @@ impl<'g, 'a> Window<'g, 'a> {
             locksets,
             reads_before,
             reads,
+            fvc: Vec::new(),
         }
+    }
+
+    /// Computes ≺f, a sound strengthening of ≺ for refuting pairs without a solver:
+    /// before an event e can run, the reads of its thread that guard it (those before
+    /// its last branch-like event; conservative mode: before e) return their recorded
+    /// values, so a guarded read with no initial-value case and a single possible
+    /// source w, earlier in the trace, forces w (and what w needs) before e. A pair
+    /// ordered by ≺f cannot be the next two events of any feasible prefix. Reads of
+    /// variables with more than `MAX_WRITES` window writes are not examined (cost).
+    pub fn compute_forced(&mut self) {
+        const MAX_WRITES: usize = 64;
+        let (len, nt) = (self.len, self.nt);
+        let mut fvc = vec![0u32; len * nt];
+        let mut cur: Vec<Vec<u32>> = vec![vec![0; nt]; nt];
+        let mut pending: Vec<Vec<u32>> = vec![Vec::new(); nt];
+        let mut ei = 0;
+        let conservative = !self.g.branch_complete;
+        for k in 0..len {
+            let k32 = k as u32;
+            let t = self.tix[k] as usize;
+            let mut v = std::mem::take(&mut cur[t]);
+            while ei < self.edges.len() && self.edges[ei].1 as usize == k {
+                let src = self.edges[ei].0 as usize;
+                for u in 0..nt {
+                    v[u] = v[u].max(fvc[src * nt + u]);
+                }
+                ei += 1;
+            }
+            let guard = if conservative {
+                self.after_read(k32)
+            } else {
+                self.is_branch_like(k32)
+            };
+            if guard {
+                for r in std::mem::take(&mut pending[t]) {
+                    let x = self.ev(r).target;
+                    if self.writes.get(&x).is_none_or(|ws| ws.len() > MAX_WRITES) || self.init_ok(r)
+                    {
+                        continue;
+                    }
+                    if let [w] = self.sources(r)[..] {
+                        if w < r {
+                            for u in 0..nt {
+                                v[u] = v[u].max(fvc[w as usize * nt + u]);
+                            }
+                        }
+                    }
+                }
+            }
+            v[t] = self.pos[k] + 1;
+            fvc[k * nt..(k + 1) * nt].copy_from_slice(&v);
+            cur[t] = v;
+            if matches!(self.ev(k32).kind, Kind::Read | Kind::VRead) {
+                pending[t].push(k32);
+            }
+        }
+        self.fvc = fvc;
+    }
+
+    /// x ≺f y ([`Window::compute_forced`]; ≺ until it is computed).
+    pub fn forced_prec(&self, x: u32, y: u32) -> bool {
+        if self.fvc.is_empty() {
+            return self.prec(x, y);
+        }
+        x != y
+            && self.fvc[y as usize * self.nt + self.tix[x as usize] as usize] > self.pos[x as usize]
     }
 
     pub fn ev(&self, k: u32) -> &Event {
