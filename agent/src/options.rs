@@ -21,6 +21,9 @@ pub struct AgentOptions {
     /// `bp_budget=N`: objects plus reference-array elements one reachable-set walk may
     /// visit before the BarrierPair is widened to every object.
     pub bp_budget: u32,
+    /// `bp_walk=1`: compute each reachable set at its call by walking the heap (slow;
+    /// the default logs roots and snapshots, expanded by the reader).
+    pub bp_walk: bool,
     /// `tree=MODE` (`1` is `hb`): drop redundant accesses while recording (TREE, see
     /// [`jrace_trace::tree`]).
     pub tree: Option<Mode>,
@@ -45,6 +48,7 @@ impl AgentOptions {
             barrier: false,
             bp_globals: Vec::new(),
             bp_budget: crate::runtime::BP_DEFAULT_BUDGET,
+            bp_walk: false,
             tree: None,
             max_bytes: None,
             verbose: false,
@@ -68,6 +72,7 @@ impl AgentOptions {
                 "branches" => o.branches = flag(v)?,
                 "barrier" => o.barrier = flag(v)?,
                 "bp_globals" => o.bp_globals.extend(globs(v)),
+                "bp_walk" => o.bp_walk = flag(v)?,
                 "bp_budget" => {
                     o.bp_budget = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
                         format!("option `bp_budget`: expected a positive number, found `{v}`")
@@ -104,7 +109,7 @@ impl AgentOptions {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown option `{k}` (expected out, exclude, include, branches, barrier, bp_globals, bp_budget, tree, max_mb, verbose, replay or replay_timeout)"
+                        "unknown option `{k}` (expected out, exclude, include, branches, barrier, bp_globals, bp_budget, bp_walk, tree, max_mb, verbose, replay or replay_timeout)"
                     ))
                 }
             }

@@ -622,7 +622,7 @@ impl Agent {
             self.io(self.writer.set_meta(k, &v.to_string()));
         }
         if self.opts.barrier {
-            for (k, v) in s.bp.meta() {
+            for (k, v) in s.bp.meta(self.opts.bp_walk) {
                 self.io(self.writer.set_meta(k, &v.to_string()));
             }
         }
@@ -1075,12 +1075,12 @@ impl Cx<'_> {
         let mut tag: jlong = 0;
         jvmti!(jv, GetTag, o, &mut tag);
         if tag != 0 {
-            return tag as u64;
+            return tag as u64 & !barrier::SNAPSHOTTED;
         }
         let _g = lock(&self.a.tag_lock);
         jvmti!(jv, GetTag, o, &mut tag);
         if tag != 0 {
-            return tag as u64;
+            return tag as u64 & !barrier::SNAPSHOTTED;
         }
         if self.t.ids.0 == self.t.ids.1 {
             let b = self.a.next_ids.fetch_add(1024, Ordering::Relaxed);
@@ -2197,8 +2197,9 @@ unsafe extern "C" fn wr_d(env: Env, _: jclass, o: jobject, v: jdouble, site: jin
 }
 unsafe extern "C" fn wr_a(env: Env, _: jclass, o: jobject, v: jobject, site: jint) {
     hook(env, |cx| {
-        let v = cx.ref_value_of(v);
-        cx.field(true, o, site, v)
+        let id = cx.ref_value_of(v);
+        cx.field(true, o, site, id);
+        cx.bp_ref_write(o, v);
     });
 }
 unsafe extern "C" fn sr_i(env: Env, _: jclass, v: jint, site: jint) {
@@ -2269,8 +2270,9 @@ unsafe extern "C" fn aw_d(env: Env, _: jclass, a: jobject, i: jint, v: jdouble, 
 }
 unsafe extern "C" fn aw_a(env: Env, _: jclass, a: jobject, i: jint, v: jobject, site: jint) {
     hook(env, |cx| {
-        let v = cx.ref_value_of(v);
-        cx.array(true, a, i, site, v)
+        let id = cx.ref_value_of(v);
+        cx.array(true, a, i, site, id);
+        cx.bp_ref_write(a, v);
     });
 }
 unsafe extern "C" fn menter(env: Env, _: jclass, o: jobject, site: jint) {

@@ -7,6 +7,20 @@
 //! instruction). `D` is a reachable set ([`ObjSet`]) written as a metadata record; the
 //! `enter` event's value is its id. Identical sets share one id.
 //!
+//! # Two ways to get D
+//! * **Snapshots (the default; the thesis's §4.4.3).** Per call, only the roots are
+//!   recorded (a roots record, shared by calls with the same roots). The first time an
+//!   object is reached, its reference slots are logged once (a snapshot record) and the
+//!   [`SNAPSHOTTED`] bit is set in its tag; objects already snapshotted stop the walk. A
+//!   traced reference write into a snapshotted object snapshots its target and logs the
+//!   new edge. The trace reader replays the graph in trace order and expands the roots at
+//!   each `enter` (`jrace_trace::binlog::heap`, whose module documentation lists what this
+//!   gives up: reference writes inside excluded code are not seen). A snapshot that runs
+//!   over ten times `bp_budget` stops; the reader widens every set that reaches what it
+//!   left out to `*`.
+//! * **A walk at every call (`bp_walk=1`).** Exact at the moment of the call, and slow:
+//!   the set is walked through the heap each time (described below).
+//!
 //! # The naming contract (what the rdit detector relies on)
 //! * An object in `D` is named by its decimal object id, the same id that prefixes its
 //!   variables (`12.pkg.C.f`, `12[3]`) and suffixes its lock names (`Short@12`): object
@@ -19,7 +33,7 @@
 //! * `*` ([`ObjSet::All`]) when the walk ran over its budget (`bp_budget=`, objects plus
 //!   reference-array elements visited per call): the set is widened, never truncated.
 //!
-//! # Computing D
+//! # Computing D (both ways)
 //! The objects reachable from the roots (receiver, reference arguments) through instance
 //! reference fields (inherited ones included) and reference-array elements, walked at
 //! every `enter` with an explicit worklist and a visited set. Per class, the recorder
@@ -64,6 +78,14 @@ const LEAVES: &[&str] = &[
 /// Default of `bp_budget=`.
 pub const DEFAULT_BUDGET: u32 = 10_000;
 
+/// Tag bit: the object's reference slots were logged (snapshot mode). Object ids are
+/// tags without it.
+pub const SNAPSHOTTED: u64 = 1 << 62;
+
+/// Per-call snapshot budget, as a multiple of `bp_budget` (each object is snapshotted
+/// once, so the first call into a large structure may take it all).
+const SNAPSHOT_BUDGET_FACTOR: u64 = 10;
+
 /// What a walk does with objects of one class.
 #[derive(Clone, Debug)]
 pub(super) enum Slots {
@@ -92,6 +114,8 @@ pub(super) struct ThreadBp {
     classes: FxHashMap<u64, Slots>,
     /// Object id -> object-table id (cache of [`NamesBp::objects`]).
     objects: FxHashMap<u64, u32>,
+    /// Edges (container, target) of traced reference writes already logged.
+    edges: FxHashSet<(u64, u64)>,
 }
 
 /// Global BarrierPair names.
@@ -109,6 +133,8 @@ pub(super) struct NamesBp {
     sets: FxHashMap<Vec<u32>, u32>,
     next_set: u32,
     all_set: Option<u32>,
+    /// Snapshot mode: roots (object ids) -> the reachable-set id recording them.
+    root_sets: FxHashMap<Vec<u64>, u32>,
 }
 
 /// Counters written to the trace's metadata at the end.
@@ -125,19 +151,39 @@ pub struct BpStats {
     pub max_d: AtomicU64,
     /// Objects visited by all walks.
     pub visited: AtomicU64,
+    /// Snapshot mode: objects snapshotted, their edges, traced reference writes logged
+    /// as edges, and snapshots cut short by the budget.
+    pub snapshot_objects: AtomicU64,
+    pub snapshot_edges: AtomicU64,
+    pub write_edges: AtomicU64,
+    pub snapshot_cut: AtomicU64,
 }
 
 impl BpStats {
-    pub fn meta(&self) -> Vec<(&'static str, u64)> {
+    /// The counters for the trace's metadata (`walk`: sets walked at each call, else
+    /// snapshots, whose sets only the reader knows).
+    pub fn meta(&self, walk: bool) -> Vec<(&'static str, u64)> {
         let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        vec![
+        let mut v = vec![
             ("bp_sites", l(&self.sites)),
             ("bp_skipped_empty", l(&self.skipped_empty)),
             ("bp_recorded", l(&self.recorded)),
-            ("bp_top", l(&self.top)),
-            ("bp_max_d", l(&self.max_d)),
-            ("bp_visited", l(&self.visited)),
-        ]
+        ];
+        if walk {
+            v.extend([
+                ("bp_top", l(&self.top)),
+                ("bp_max_d", l(&self.max_d)),
+                ("bp_visited", l(&self.visited)),
+            ]);
+        } else {
+            v.extend([
+                ("bp_snapshot_objects", l(&self.snapshot_objects)),
+                ("bp_snapshot_edges", l(&self.snapshot_edges)),
+                ("bp_write_edges", l(&self.write_edges)),
+                ("bp_snapshot_cut", l(&self.snapshot_cut)),
+            ]);
+        }
+        v
     }
 }
 
@@ -165,6 +211,13 @@ impl Cx<'_> {
         let Resolved::Barrier { method } = self.resolve(e) else {
             return keep;
         };
+        if !self.a.opts.bp_walk {
+            let set = self.roots_set(roots);
+            self.a.stats.bp.recorded.fetch_add(1, Ordering::Relaxed);
+            self.emit(Kind::Enter, method, e.loc, Some(set as i64), true);
+            self.t.bp.stack.push(Open { site, method });
+            return keep;
+        }
         let set = match self.reach(roots) {
             Some(d) => self.objset(d),
             None => {
@@ -204,6 +257,157 @@ impl Cx<'_> {
             self.emit(Kind::Exit, o.method, loc, None, true);
         }
     }
+
+    // --- snapshot mode (the default): roots per call, each object's slots once ---
+
+    /// Snapshots what the roots reach (where not done yet) and returns the id of the
+    /// reachable set that records the roots (and the `bp_globals` names).
+    unsafe fn roots_set(&mut self, roots: &[jobject]) -> u32 {
+        let mut ids: Vec<u64> = Vec::with_capacity(roots.len());
+        for &r in roots {
+            if r.is_null() {
+                continue;
+            }
+            self.snapshot(r);
+            let id = self.obj(r);
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        let names = self.globals();
+        let a = self.a;
+        let mut n = lock(&a.names);
+        let bp = &mut n.bp;
+        if let Some(&s) = bp.root_sets.get(&ids) {
+            return s;
+        }
+        let s = bp.next_set;
+        bp.next_set += 1;
+        a.io(a.writer.roots(s, &ids, &names));
+        if bp.root_sets.len() < 1 << 20 {
+            bp.root_sets.insert(ids, s);
+        }
+        s
+    }
+
+    /// The object's tag has the snapshot bit.
+    unsafe fn snapshotted(&self, o: jobject) -> bool {
+        let mut tag: jlong = 0;
+        jvmti!(self.a.jvmti, GetTag, o, &mut tag);
+        tag as u64 & SNAPSHOTTED != 0
+    }
+
+    /// Logs the reference slots of `o` and of everything it reaches that is not
+    /// snapshotted yet (at most the snapshot budget of objects and array elements; what
+    /// is left makes the reader widen the sets that reach it to every object).
+    unsafe fn snapshot(&mut self, o: jobject) {
+        if o.is_null() || self.snapshotted(o) {
+            return;
+        }
+        let env = self.env;
+        if jni!(env, PushLocalFrame, 64) != 0 {
+            jni!(env, ExceptionClear);
+            return;
+        }
+        let budget = self.a.opts.bp_budget as u64 * SNAPSHOT_BUDGET_FACTOR;
+        let stamp = self.t.last;
+        let mut queued: FxHashSet<u64> = FxHashSet::default();
+        queued.insert(self.obj(o));
+        let mut work: Vec<jobject> = vec![jni!(env, NewLocalRef, o)];
+        let mut spent: u64 = 0;
+        let (mut objects, mut edges) = (0u64, 0u64);
+        while let Some(x) = work.pop() {
+            spent += 1;
+            if spent > budget {
+                self.a.stats.bp.snapshot_cut.fetch_add(1, Ordering::Relaxed);
+                break;
+            }
+            if self.snapshotted(x) {
+                jni!(env, DeleteLocalRef, x);
+                continue;
+            }
+            let xid = self.obj(x);
+            let mut targets: Vec<u64> = Vec::new();
+            let mut child = |cx: &mut Self, c: jobject, work: &mut Vec<jobject>| {
+                if c.is_null() {
+                    return;
+                }
+                let cid = cx.obj(c);
+                if !targets.contains(&cid) {
+                    targets.push(cid);
+                }
+                if queued.insert(cid) && !cx.snapshotted(c) {
+                    work.push(c);
+                } else {
+                    jni!(env, DeleteLocalRef, c);
+                }
+            };
+            match self.slots(x) {
+                Slots::Leaf => {}
+                Slots::Thread => {
+                    if let Some(java) = self.a.java.get() {
+                        if let Some(tid) = thread_id(self.a, java, env, x) {
+                            self.a.io(self.a.writer.thread_object(xid, tid));
+                        }
+                    }
+                }
+                Slots::Fields(fs) => {
+                    for f in fs {
+                        let c = jni!(env, GetObjectField, x, f as jfieldID);
+                        child(self, c, &mut work);
+                    }
+                }
+                Slots::RefArray => {
+                    // Elements cost 1/16 each (most are null in hash tables), and a
+                    // non-null one costs its object when it is visited.
+                    let n = jni!(env, GetArrayLength, x as jarray).max(0);
+                    spent += n as u64 / 16;
+                    for i in 0..n {
+                        let c = jni!(env, GetObjectArrayElement, x as jobjectArray, i);
+                        if jni!(env, ExceptionCheck) != 0 {
+                            jni!(env, ExceptionClear);
+                            break;
+                        }
+                        child(self, c, &mut work);
+                    }
+                }
+            }
+            // Logged before the bit is set: a thread that sees the bit finds the record.
+            self.a.io(self.a.writer.snapshot(stamp, xid, &targets));
+            jvmti!(self.a.jvmti, SetTag, x, (xid | SNAPSHOTTED) as jlong);
+            objects += 1;
+            edges += targets.len() as u64;
+            jni!(env, DeleteLocalRef, x);
+        }
+        jni!(env, PopLocalFrame, std::ptr::null_mut());
+        let st = &self.a.stats.bp;
+        st.snapshot_objects.fetch_add(objects, Ordering::Relaxed);
+        st.snapshot_edges.fetch_add(edges, Ordering::Relaxed);
+    }
+
+    /// A traced reference write `container.f = v` / `container[i] = v` (after its event):
+    /// when the container is snapshotted, `v` is snapshotted too and the new edge logged.
+    pub(super) unsafe fn bp_ref_write(&mut self, container: jobject, v: jobject) {
+        let o = &self.a.opts;
+        if !o.barrier || o.bp_walk || v.is_null() || container.is_null() {
+            return;
+        }
+        if !self.snapshotted(container) {
+            return;
+        }
+        self.snapshot(v);
+        let (from, to) = (self.obj(container), self.obj(v));
+        if !self.t.bp.edges.insert((from, to)) {
+            return;
+        }
+        if self.t.bp.edges.len() > 1 << 16 {
+            self.t.bp.edges.clear();
+        }
+        self.a.stats.bp.write_edges.fetch_add(1, Ordering::Relaxed);
+        self.a.io(self.a.writer.edge(self.t.last, from, to));
+    }
+
+    // --- walk mode (bp_walk=1): the reachable set walked at every call ---
 
     /// The object-table ids of what `roots` reach (plus the `bp_globals` classes), sorted;
     /// `None` when the walk exceeds the budget (⊤).

@@ -16,6 +16,17 @@ pub const M_OBJECT: u8 = 7;
 pub const M_OBJSET: u8 = 8;
 pub const M_KV: u8 = 9;
 pub const M_STACK: u8 = 10;
+/// BarrierPairs recorded compactly (see [`super::heap`]): an object's reference slots.
+pub const M_BP_SNAP: u8 = 11;
+/// ... a traced reference write into a snapshotted object.
+pub const M_BP_EDGE: u8 = 12;
+/// ... a `Thread` object and its trace thread.
+pub const M_BP_THREAD: u8 = 13;
+
+/// Reachable-set record kinds: the objects, every object, or the roots to expand.
+const SET_OBJECTS: u8 = 0;
+const SET_ALL: u8 = 1;
+const SET_ROOTS: u8 = 2;
 
 const D_DETAIL: u8 = 1;
 const D_FILE: u8 = 2;
@@ -76,6 +87,48 @@ pub fn objset_record(out: &mut Vec<u8>, id: u32, set: &ObjSet) {
     }
 }
 
+/// The roots of an `enter` recorded compactly: object ids (as in variable names) whose
+/// reachable set the reader expands, plus object-table names always in it (`--bp-globals`).
+pub fn roots_record(out: &mut Vec<u8>, id: u32, roots: &[u64], names: &[u32]) {
+    out.push(M_OBJSET);
+    push_uvarint(out, id as u64);
+    out.push(SET_ROOTS);
+    push_uvarint(out, roots.len() as u64);
+    for &r in roots {
+        push_uvarint(out, r);
+    }
+    push_uvarint(out, names.len() as u64);
+    for &n in names {
+        push_uvarint(out, n as u64);
+    }
+}
+
+/// Object `obj`'s reference slots (targets, by object id) as read at `stamp`.
+pub fn snap_record(out: &mut Vec<u8>, stamp: u64, obj: u64, targets: &[u64]) {
+    out.push(M_BP_SNAP);
+    push_uvarint(out, stamp);
+    push_uvarint(out, obj);
+    push_uvarint(out, targets.len() as u64);
+    for &t in targets {
+        push_uvarint(out, t);
+    }
+}
+
+/// A traced reference write `from.f = to` (or `from[i] = to`) at `stamp`.
+pub fn edge_record(out: &mut Vec<u8>, stamp: u64, from: u64, to: u64) {
+    out.push(M_BP_EDGE);
+    push_uvarint(out, stamp);
+    push_uvarint(out, from);
+    push_uvarint(out, to);
+}
+
+/// Object `obj` is the `Thread` of trace thread `thread`.
+pub fn thread_object_record(out: &mut Vec<u8>, obj: u64, thread: u32) {
+    out.push(M_BP_THREAD);
+    push_uvarint(out, obj);
+    push_uvarint(out, thread as u64);
+}
+
 pub fn kv_record(out: &mut Vec<u8>, key: &str, value: &str) {
     out.push(M_KV);
     push_str(out, key);
@@ -110,6 +163,8 @@ pub struct MetaTables {
     objsets: Vec<Option<ObjSet>>,
     stacks: Vec<((u32, u32), Vec<u32>)>,
     pub kv: BTreeMap<String, String>,
+    /// The compact BarrierPair records, for [`super::heap::HeapReplay`].
+    pub heap: super::heap::HeapRecords,
 }
 
 fn put<T>(table: &mut Vec<Option<T>>, id: u32, v: T) -> Result<(), String> {
@@ -190,8 +245,25 @@ impl MetaTables {
             M_OBJSET => {
                 let id = c.u32("a reachable-set id")?;
                 let set = match c.u8("a reachable-set kind")? {
-                    1 => ObjSet::All,
-                    0 => {
+                    SET_ALL => ObjSet::All,
+                    SET_ROOTS => {
+                        let roots = u64s(c, "root object ids")?;
+                        let n = c.uvarint("a name count")?;
+                        if n > (c.data.len() - c.pos) as u64 {
+                            return Err(format!("expected {n} names, found the end of the chunk"));
+                        }
+                        let mut names = Vec::with_capacity(n as usize);
+                        for _ in 0..n {
+                            names.push(c.u32("an object name id")?);
+                        }
+                        if id >= MAX_ID {
+                            return Err(format!("expected an id below {MAX_ID}, found {id}"));
+                        }
+                        self.heap.roots.push((id, roots, names));
+                        // A placeholder until the reader expands it at each enter.
+                        ObjSet::Objects(Vec::new())
+                    }
+                    SET_OBJECTS => {
                         let n = c.uvarint("an object count")?;
                         // Each id takes at least one byte: bound the allocation by the data.
                         if n > (c.data.len() - c.pos) as u64 {
@@ -205,7 +277,7 @@ impl MetaTables {
                         }
                         ObjSet::Objects(v)
                     }
-                    k => return Err(format!("expected reachable-set kind 0 or 1, found {k}")),
+                    k => return Err(format!("expected reachable-set kind 0, 1 or 2, found {k}")),
                 };
                 put(&mut self.objsets, id, set)
             }
@@ -223,6 +295,26 @@ impl MetaTables {
                 self.stacks.push(((thread, loc), frames));
                 Ok(())
             }
+            M_BP_SNAP => {
+                let stamp = c.uvarint("a stamp")?;
+                let obj = c.uvarint("an object id")?;
+                let targets = u64s(c, "target object ids")?;
+                self.heap.snap(stamp, obj, targets);
+                Ok(())
+            }
+            M_BP_EDGE => {
+                let stamp = c.uvarint("a stamp")?;
+                let from = c.uvarint("an object id")?;
+                let to = c.uvarint("an object id")?;
+                self.heap.edge(stamp, from, to);
+                Ok(())
+            }
+            M_BP_THREAD => {
+                let obj = c.uvarint("an object id")?;
+                let t = c.u32("a thread id")?;
+                self.heap.threads.push((obj, t));
+                Ok(())
+            }
             M_KV => {
                 let k = c.str("a key")?;
                 let v = c.str("a value")?;
@@ -230,7 +322,7 @@ impl MetaTables {
                 Ok(())
             }
             t => Err(format!(
-                "expected a metadata record tag 1..=10, found byte {t:#04x}"
+                "expected a metadata record tag 1..=13, found byte {t:#04x}"
             )),
         }
     }
@@ -294,7 +386,15 @@ impl MetaTables {
                 ObjSet::All => None,
             })
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(
+                self.heap
+                    .roots
+                    .iter()
+                    .filter_map(|(_, _, n)| n.iter().map(|&x| x as usize + 1).max())
+                    .max()
+                    .unwrap_or(0),
+            );
         let mut objects = self.objects;
         if objects.len() < max_obj {
             objects.resize_with(max_obj, || None);
@@ -314,6 +414,19 @@ impl MetaTables {
             .collect();
         s
     }
+}
+
+/// A counted list of object ids (each at least one byte: bounded by the data).
+fn u64s(c: &mut Cursor, what: &str) -> Result<Vec<u64>, String> {
+    let n = c.uvarint("a count")?;
+    if n > (c.data.len() - c.pos) as u64 {
+        return Err(format!("expected {n} {what}, found the end of the chunk"));
+    }
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        v.push(c.uvarint(what)?);
+    }
+    Ok(v)
 }
 
 fn placeholder(table: &str, id: usize) -> String {

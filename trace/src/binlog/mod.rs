@@ -17,10 +17,12 @@
 //!
 //! Modules: [`varint`] (integer coding), `chunklog` (the crash-safe chunked log writer),
 //! `logread` (reading one log back chunk by chunk), `events` and `meta` (record codecs),
-//! `writer` ([`TraceWriter`], [`ThreadLog`], [`write_trace`]) and `reader` ([`TraceReader`]).
+//! `writer` ([`TraceWriter`], [`ThreadLog`], [`write_trace`]), `reader` ([`TraceReader`])
+//! and [`heap`] (reachable sets recorded as roots plus snapshots, expanded while reading).
 
 mod chunklog;
 mod events;
+pub mod heap;
 mod logread;
 mod meta;
 mod reader;

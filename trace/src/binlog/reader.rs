@@ -6,6 +6,7 @@
 //! run through [`Checker`] before it is returned.
 
 use super::events::{decode, decode_fast, DeltaState};
+use super::heap::HeapReplay;
 use super::logread::{ChunkOrigin, LogReader};
 use super::meta::MetaTables;
 use super::varint::Cursor;
@@ -223,6 +224,8 @@ pub struct TraceReader {
     events: u64,
     saw_branch: bool,
     last_stamp: u64,
+    /// Reachable sets recorded as roots, expanded at each `enter` (see [`super::heap`]).
+    replay: Option<HeapReplay>,
 }
 
 const NONE: usize = usize::MAX;
@@ -324,6 +327,7 @@ impl TraceReader {
             }
         }
         let meta = std::mem::take(&mut tables.kv);
+        let replay = HeapReplay::new(std::mem::take(&mut tables.heap));
         let min_threads = threads.iter().next_back().map_or(0, |&t| t + 1);
         let symbols = tables.into_symbols(min_threads);
 
@@ -341,6 +345,7 @@ impl TraceReader {
             events: 0,
             saw_branch: false,
             last_stamp: 0,
+            replay,
         };
         for t in threads {
             let log = LogReader::open(dir, &thread_stem(t), t)?;
@@ -356,6 +361,12 @@ impl TraceReader {
     /// Key/value metadata (`branches`, `cut`, counters, ...): the last value written wins.
     pub fn meta(&self) -> &BTreeMap<String, String> {
         &self.meta
+    }
+
+    /// Reachable sets expanded so far from roots: (largest set, sets that became every
+    /// object); `None` when the trace recorded its sets expanded.
+    pub fn expanded(&self) -> Option<(usize, u64)> {
+        self.replay.as_ref().map(|h| (h.max_d, h.top))
     }
 
     /// The trace directory.
@@ -379,6 +390,11 @@ impl TraceReader {
     #[inline(always)]
     fn emit(&mut self, i: usize, stamp: u64, mut e: Event) -> Result<Option<Event>, TraceError> {
         self.events += 1;
+        if e.kind == Kind::Enter {
+            if let Some(h) = self.replay.as_mut().filter(|h| h.is_roots(e.value)) {
+                e.value = h.expand(stamp, e.value as u32, &mut self.symbols) as i64;
+            }
+        }
         if let Err(msg) = self.checker.check(&mut e, &self.symbols) {
             let s = &self.streams[i];
             return Err(TraceError::Event {

@@ -148,6 +148,27 @@ impl TraceWriter {
         self.record(|b| objset_record(b, id, set))
     }
 
+    /// Records reachable set `id` of an `enter` as its roots (object ids) plus object-table
+    /// names always in it; readers expand it (see [`super::heap`]).
+    pub fn roots(&self, id: ObjSetId, roots: &[u64], names: &[u32]) -> io::Result<()> {
+        self.record(|b| roots_record(b, id, roots, names))
+    }
+
+    /// Records object `obj`'s reference slots (their targets' object ids) read at `stamp`.
+    pub fn snapshot(&self, stamp: u64, obj: u64, targets: &[u64]) -> io::Result<()> {
+        self.record(|b| snap_record(b, stamp, obj, targets))
+    }
+
+    /// Records a traced reference write `from.f = to` into a snapshotted object.
+    pub fn edge(&self, stamp: u64, from: u64, to: u64) -> io::Result<()> {
+        self.record(|b| edge_record(b, stamp, from, to))
+    }
+
+    /// Records that object `obj` is the `Thread` of trace thread `thread`.
+    pub fn thread_object(&self, obj: u64, thread: ThreadId) -> io::Result<()> {
+        self.record(|b| thread_object_record(b, obj, thread))
+    }
+
     /// Records the call stack (frames as locations, innermost first) with which `thread`
     /// first ran the access at `loc`.
     pub fn stack(&self, thread: ThreadId, loc: LocId, frames: &[LocId]) -> io::Result<()> {
