@@ -4,7 +4,8 @@
 # (benchmarks/javac.sh), and for each workload runs it without the agent, records it with
 # `jrace record` under -Xverify:all, fails unless the program's output (stdout and
 # stderr) and exit status are identical, and analyzes the trace with DETECTORS. Prints
-# one line per workload; traces are deleted unless KEEP=1 (then under OUT).
+# one line per workload; traces are deleted unless KEEP=1 (then under OUT) or a check
+# failed.
 #
 #   benchmarks/workloads.sh                               # lucene,xalan,sunflow,jetty
 #   WORKLOADS=sunflow,jetty DETECTORS=hb,shb,m2 benchmarks/workloads.sh
@@ -60,8 +61,10 @@ for w in ${WORKLOADS//,/ }; do
   rec_rc=$?
   t1=$(date +%s.%N)
   set -e
+  # stderr is compared too, without the JDBC driver's timing line (`work ms=N`).
   if [ $plain_rc != 0 ] || [ $rec_rc != $plain_rc ] || ! cmp -s "$OUT/$w.plain.out" "$OUT/$w.rec.out" ||
-    ! cmp -s "$OUT/$w.plain.err" "$OUT/$w.rec.err" || grep -q VerifyError "$OUT/$w.rec.err"; then
+    ! cmp -s <(grep -v '^work ms=' "$OUT/$w.plain.err") <(grep -v '^work ms=' "$OUT/$w.rec.err") ||
+    grep -q VerifyError "$OUT/$w.rec.err"; then
     echo "$w: FAILED: status $plain_rc without the agent, $rec_rc recorded; outputs in $OUT/$w.{plain,rec}.{out,err}" >&2
     diff "$OUT/$w.plain.out" "$OUT/$w.rec.out" >&2 || true
     status=1
@@ -73,5 +76,5 @@ for w in ${WORKLOADS//,/ }; do
     "$w" "$(head -c 120 "$OUT/$w.plain.out" | tr '\n' ' ')" "$(echo "$t1 - $t0" | bc)" "$events" "$summary"
   [ "${KEEP:-0}" = 1 ] || rm -rf "$OUT/$w.trace"
 done
-[ "${KEEP:-0}" = 1 ] || rm -rf "$OUT"
+[ "${KEEP:-0}" = 1 ] || [ $status != 0 ] || rm -rf "$OUT"
 exit $status
