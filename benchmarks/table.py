@@ -12,6 +12,7 @@ benchmarks/RESULTS.md with the command, the machine and the date.
     benchmarks/table.py --workloads lucene,xalan,sunflow,jetty   # Debian's libraries
                                                  # (benchmarks/workloads.sh installs them
                                                  # and checks their output under the agent)
+    benchmarks/table.py --workloads jetty:hb+shb+m2,derby:hb+shb   # a workload's own detectors
     benchmarks/table.py --detectors hb,shb,m2 --no-append
 
 Judging (java-harness/README.md): a reported signature is a true race when a RACE line
@@ -172,11 +173,13 @@ def main():
         t = parse_truth(p)
         if t:
             programs.append((t[0], [], [str(classes)], t, detectors))
-    for w in filter(None, args.workloads.split(",")):
+    for spec in filter(None, args.workloads.split(",")):
+        # NAME or NAME:DET+DET...: that workload's own detectors.
+        w, _, own = spec.partition(":")
         main_class, wargs, jars = WORKLOADS[w]
+        dets = own.split("+") if own else args.workload_detectors.split(",")
         if all(Path(j).exists() for j in jars):
-            programs.append((main_class + " " + " ".join(wargs), wargs, [str(classes)] + jars, None,
-                             args.workload_detectors.split(",")))
+            programs.append((main_class + " " + " ".join(wargs), wargs, [str(classes)] + jars, None, dets))
         else:
             print(f"note: {w} needs {jars} (benchmarks/workloads.sh installs them)", file=sys.stderr)
 
