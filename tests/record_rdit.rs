@@ -244,6 +244,22 @@ fn barrier_pairs_let_rdit_see_through_an_excluded_library() {
     assert_eq!(next.1, "exit(rdit.lib.Handoff.check)");
     assert_ne!(next.2, evs[k].2, "the exit is at the handler");
 
+    // A reference stored into an array after a call reached it: the next call's set has
+    // the target too (`w(SLOT[0],MAIL)` carries the stored object's id).
+    let inspect = bps("main", "rdit.lib.Handoff.inspect");
+    assert_eq!(inspect.len(), 2, "{text}");
+    let (slot, stored) = evs
+        .iter()
+        .find_map(|(t, op, _)| {
+            let v = op.strip_prefix("w(")?.strip_suffix(')')?;
+            let (var, val) = v.split_once(',')?;
+            let arr = var.strip_suffix("[0]")?;
+            (t == "main").then(|| (arr.to_string(), val.to_string()))
+        })
+        .expect("the array store");
+    assert_eq!(inspect[0], BTreeSet::from([slot.clone()]), "{text}");
+    assert_eq!(inspect[1], BTreeSet::from([slot, stored]), "{text}");
+
     // 2. Disjoint handoffs: nothing in common, and the counter in neither.
     let counter = object_of(&evs, "rdit.Pipeline$Counter.hits");
     let h1 = &publish[1];
@@ -324,5 +340,62 @@ fn bp_globals_are_in_every_reachable_set() {
     assert!(evs
         .iter()
         .any(|(_, op, _)| op.starts_with("w(rdit.Pipeline.seen,")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `bp_walk=1` (the reachable set walked at every call) gives sets of the same sizes, call
+/// by call in each thread, as the default snapshots expanded by the reader, and the same
+/// verdicts.
+#[test]
+fn the_per_call_walk_and_the_snapshots_agree() {
+    if !java_ready() {
+        return;
+    }
+    let dir = scratch("walk");
+    let agent = std::env::var_os("JRACE_AGENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_BIN_EXE_jrace")).with_file_name("libjrace_agent.so")
+        });
+    let sets = |trace: &Path| -> Vec<(String, String, usize)> {
+        let std_file = trace.with_extension("std");
+        let c = jrace(&[
+            "convert",
+            trace.to_str().unwrap(),
+            "--to",
+            "std",
+            "-o",
+            std_file.to_str().unwrap(),
+        ]);
+        assert_eq!(c.status.code(), Some(0));
+        events(&std::fs::read_to_string(&std_file).unwrap())
+            .into_iter()
+            .filter_map(|(t, op, _)| enter(&op).map(|(m, d)| (t, m, d.len())))
+            .collect()
+    };
+    let walk = dir.join("walk");
+    let out = Command::new("java")
+        .arg(format!(
+            "-agentpath:{}=out={},exclude=rdit.lib.*,barrier=1,bp_walk=1",
+            agent.display(),
+            walk.display()
+        ))
+        .args(&java_cmd()[1..])
+        .output()
+        .expect("java runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(record(&dir, &[]).status.success());
+    let snap = dir.join("trace");
+    // Call by call in each thread (threads interleave differently from run to run).
+    let sorted = |mut v: Vec<(String, String, usize)>| {
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    assert_eq!(sorted(sets(&walk)), sorted(sets(&snap)));
+    assert_eq!(races(&walk, "hb,rdit"), races(&snap, "hb,rdit"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -16,7 +16,8 @@ import rdit.lib.Handoff;
  *
  * Expected: hb reports both Mail.body and Counter.hits; rdit reports Counter.hits only.
  * Also: a call that ends by an exception (check) and one whose argument is a Thread
- * (finished: its reachable set names the thread by its name, "consumer").
+ * (finished: its reachable set names the thread by its name, "consumer"), and a reference
+ * stored into an array after a call reached it (inspect: the next call reaches the target).
  */
 public class Pipeline {
     static final class Mail {
@@ -51,6 +52,13 @@ public class Pipeline {
         } catch (IllegalStateException e) {
             System.out.println("caught " + e.getMessage());
         }
+
+        // A reference stored by traced code into an object an earlier call reached: the
+        // next call's reachable set has the new target (a snapshot edge).
+        Mail[] slot = new Mail[1];
+        Handoff.inspect(slot);
+        slot[0] = new Mail();
+        System.out.println("inspected " + Handoff.inspect(slot));
 
         // 2. The same library on disjoint objects: no order between the two threads.
         Counter counter = new Counter();
