@@ -47,9 +47,16 @@
 //! certain rejections without a full check; `decide` runs on `X` compressed to variables
 //! and locks used by two threads or more, with an incremental closure and an undo log for
 //! step 6, and is first tried on the slice of `X` after its open sections (the rest runs
-//! first in trace order; on failure the whole of `X` is decided, see `m2/decide.rs`). Deduplication is per dynamic variable and location pair (the detector does not
-//! see static names), so on agent traces `unknown` may count a location pair that another
-//! object's instance of the same field reported.
+//! first in trace order; on failure, relaxed slices growing backwards look for a closure
+//! cycle, then the whole of `X` is decided, see `m2/decide.rs`). Before `decide`, the
+//! postponed-tails witness (`m2/tail.rs`: `X` in trace order with the racing threads'
+//! open sections moved to the end, checked on those sections alone) settles most
+//! candidates; it succeeds only where `decide` would, so verdicts are pure M2's. Per
+//! race, nothing costs `O(|X|)` unless the sink wants schedules: a decided witness is
+//! replayed on the kept events after the cut only. Deduplication is per dynamic variable
+//! and location pair (the detector does not see static names), so on agent traces
+//! `unknown` may count a location pair that another object's instance of the same field
+//! reported. `JRACE_DEBUG=1` prints phase times and counters on standard error.
 
 // Chain-indexed loops over several parallel arrays read best with an index.
 #![allow(clippy::needless_range_loop)]
@@ -58,9 +65,32 @@ mod decide;
 mod model;
 mod schedule;
 mod search;
+mod tail;
 
 use crate::detector::{Detector, Outcome, RaceSink};
 use jrace_trace::Event;
+
+/// Whether `JRACE_DEBUG` asks for m2's phase timings and counters (on standard error).
+fn debug() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("JRACE_DEBUG").is_some())
+}
+
+/// Phase timer for `JRACE_DEBUG`.
+struct Lap(Option<std::time::Instant>);
+
+impl Lap {
+    fn new() -> Lap {
+        Lap(debug().then(std::time::Instant::now))
+    }
+    /// Prints the time since the last lap under `what`.
+    fn lap(&mut self, what: &str) {
+        if let Some(t) = &mut self.0 {
+            eprintln!("m2: {what}: {:.3} s", t.elapsed().as_secs_f64());
+            *t = std::time::Instant::now();
+        }
+    }
+}
 
 #[derive(Default)]
 pub struct M2Detector {

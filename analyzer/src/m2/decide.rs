@@ -19,9 +19,15 @@
 //! until no thread holds a shared lock across the cut). The part of `X` before the cut
 //! runs first in trace order; the order is built, closed and linearized on the rest only,
 //! with reads of a source before the cut treated as reads of `INIT`. Its witness is
-//! replayed on the whole of `X`, so a success is sound; on any failure the whole of `X`
-//! is decided as before. Debug builds check that a slice success is also a success on the
-//! whole of `X` (so m2 stays pure M2; not proven, checked by the property tests).
+//! replayed ([`Decider::replay_kept`]: the kept events after the cut, from the state the
+//! events before it leave; the whole schedule is built and replayed from the start only
+//! when a schedule is wanted, and in debug builds), so a success is sound. On a failure,
+//! *relaxed* slices (the events before the cut constrain nothing, so the order is
+//! contained in the whole order and a closure cycle there is one in the whole) are tried
+//! with cuts moving back geometrically; a cycle is `Fail::Closure`, as on the whole of
+//! `X`. Otherwise the whole of `X` is decided as before. Debug builds check that a slice
+//! success is also a success on the whole of `X` (so m2 stays pure M2; not proven,
+//! checked by the property tests), and that a relaxed cycle is a whole-`X` cycle.
 
 use super::model::{is_acq, is_rel, Model, NONE};
 use jrace_trace::Kind;
@@ -49,6 +55,9 @@ pub(super) struct Decider<'m, 'a> {
     /// The slice's cut (global index): events of `X` before it are scheduled first, in
     /// trace order, and left out of the order (0: the whole of `X`).
     cut: u32,
+    /// The *relaxed* slice (see [`Self::decide`]): the events before the cut constrain
+    /// nothing, so the order is a subset of the whole of `X`'s and a cycle is one there.
+    relaxed: bool,
     /// Per chain: `rel_ev` entries before the cut (node `j` is `rel_ev[c][base[c] + j]`).
     base: Vec<u32>,
     len: Vec<u32>,
@@ -72,6 +81,7 @@ impl<'m, 'a> Decider<'m, 'a> {
             k,
             frontier: vec![-1; k],
             cut: 0,
+            relaxed: false,
             base: vec![0; k],
             len: vec![0; k],
             off: vec![0; k + 1],
@@ -287,6 +297,9 @@ impl<'m, 'a> Decider<'m, 'a> {
             }
             let a2 = self.m.mate[r2 as usize];
             if a2 < self.cut {
+                if self.relaxed {
+                    continue;
+                }
                 // A section across the cut (never chosen so): give up on the slice.
                 return Err(Cycle);
             }
@@ -469,7 +482,9 @@ impl<'m, 'a> Decider<'m, 'a> {
             for t in 0..self.reads[c].len() {
                 let g = self.ev(c, self.reads[c][t]);
                 let src = self.m.rf[g as usize];
-                if src == NONE || src < self.cut {
+                if self.relaxed && src != NONE && src < self.cut {
+                    // The relaxed slice: no constraint from a source before the cut.
+                } else if src == NONE || src < self.cut {
                     let x = self.m.events[g as usize].target;
                     for j in 0..k {
                         let Some(last) = self.last_g(j) else { continue };
@@ -563,8 +578,9 @@ impl<'m, 'a> Decider<'m, 'a> {
         self.clear_dirty();
     }
 
-    /// Max-min linearization (Alg 1) of the closed order with `X1` = chain `i`, then
-    /// expanded with the dropped events: a schedule of `X` (global indices).
+    /// Max-min linearization (Alg 1) of the closed order with `X1` = chain `i`: the kept
+    /// events after the cut (global indices), in schedule order ([`Self::expand`] makes
+    /// it a schedule of the whole of `X`).
     fn max_min(&self, i: usize) -> Option<Vec<u32>> {
         let k = self.k;
         let mut placed: Vec<i64> = vec![-1; k];
@@ -618,7 +634,15 @@ impl<'m, 'a> Decider<'m, 'a> {
         if !drain(&mut placed, &target, &mut out) {
             return None;
         }
-        // The events of `X` before the cut come first, in trace order.
+        Some(out)
+    }
+
+    /// A linearization of the kept events after the cut ([`Self::max_min`]) expanded to
+    /// a schedule of the whole of `X` (global indices): the events of `X` before the cut
+    /// first, in trace order, then the dropped events each just before the next kept
+    /// event of its thread, or last. `O(|X|)`: built only when a schedule is wanted.
+    fn expand(&self, out: &[u32]) -> Vec<u32> {
+        let k = self.k;
         let mut done: Vec<i64> = vec![-1; k];
         let mut full = Vec::with_capacity(self.frontier.iter().map(|&f| (f + 1) as usize).sum());
         for g in 0..self.cut {
@@ -634,7 +658,7 @@ impl<'m, 'a> Decider<'m, 'a> {
             }
         }
         // Dropped events go just before the next kept event of their thread, or last.
-        for g in out {
+        for &g in out {
             let c = self.m.thread_of(g);
             let p = self.m.pos_of(g) as i64;
             for q in done[c] + 1..=p {
@@ -647,7 +671,129 @@ impl<'m, 'a> Decider<'m, 'a> {
                 full.push(self.m.chain[c][q as usize]);
             }
         }
-        Some(full)
+        full
+    }
+
+    /// Replays `out`, a linearization of the kept events after the cut, from the state
+    /// the events of `X` before the cut leave (they run first, in trace order: a valid
+    /// schedule by construction, see `decide`), followed by `e1 e2`. Checks what
+    /// [`replay`] checks on the whole schedule, in `O(|out|)`: every kept event in
+    /// chain order, every chain complete, hard edges, lock exclusion and reads-from on
+    /// the shared locks and variables. The events `decide` drops constrain nothing here:
+    /// they touch locks and variables of one thread only (or are no-ops), and run in
+    /// program order.
+    fn replay_kept(&self, out: &[u32], e1: u32, e2: u32) -> bool {
+        let (m, k) = (self.m, self.k);
+        let mut next = vec![0u32; k];
+        // Lock owners (thread + 1) and last writes, from the events of `X` before the cut.
+        let mut owner: rustc_hash::FxHashMap<u32, u32> = Default::default();
+        let mut last_w: rustc_hash::FxHashMap<u32, u32> = Default::default();
+        if self.cut > 0 {
+            for c in 0..k {
+                let p = m.chain[c].partition_point(|&g| g < self.cut) as i64 - 1;
+                let p = p.min(self.frontier[c] as i64);
+                if p < 0 {
+                    continue;
+                }
+                for &l in &m.locksets[m.held[c][p as usize] as usize] {
+                    if m.shared_lock[l as usize] {
+                        owner.insert(l, c as u32 + 1);
+                    }
+                }
+            }
+        }
+        // The last write to `x` in `X` before the cut (`NONE`: none).
+        let before_cut = |x: u32| -> u32 {
+            let mut best = NONE;
+            for c in 0..k {
+                if self.frontier[c] < 0 {
+                    continue;
+                }
+                let Some(l) = m.var_lists.get(&(c as u32, x)) else {
+                    continue;
+                };
+                let last = m.chain[c][self.frontier[c] as usize].min(self.cut.wrapping_sub(1));
+                let i = l.writes.partition_point(|&w| w <= last && w < self.cut);
+                if i > 0 && (best == NONE || l.writes[i - 1] > best) {
+                    best = l.writes[i - 1];
+                }
+            }
+            best
+        };
+        let done = |h: u32, next: &[u32]| {
+            let c = m.thread_of(h);
+            m.rel_idx[h as usize] < self.base[c] + next[c]
+        };
+        for &g in out {
+            let c = m.thread_of(g);
+            if m.rel_idx[g as usize] != self.base[c] + next[c] {
+                return false;
+            }
+            if m.has_hard_pred(g) {
+                if let Some(hp) = m.hard_preds.get(&g) {
+                    if !hp.iter().all(|&h| done(h, &next)) {
+                        return false;
+                    }
+                }
+            }
+            next[c] += 1;
+            let e = &m.events[g as usize];
+            if is_acq(e) {
+                let o = owner.entry(e.target).or_insert(0);
+                if *o != 0 {
+                    return false;
+                }
+                *o = c as u32 + 1;
+            } else if is_rel(e) {
+                let o = owner.entry(e.target).or_insert(0);
+                if *o != c as u32 + 1 {
+                    return false;
+                }
+                *o = 0;
+            } else if matches!(e.kind, Kind::Read | Kind::VRead) {
+                let w = *last_w
+                    .entry(e.target)
+                    .or_insert_with(|| before_cut(e.target));
+                if w != m.rf[g as usize] {
+                    return false;
+                }
+            } else if e.kind.is_write() {
+                last_w.insert(e.target, g);
+            }
+        }
+        (0..k).all(|c| next[c] == self.len[c])
+            && [e1, e2].iter().all(|&e| {
+                let c = m.thread_of(e);
+                m.pos_of(e) as i64 == self.frontier[c] as i64 + 1
+                    && m.hard_preds.get(&e).is_none_or(|hp| {
+                        hp.iter()
+                            .all(|&h| m.pos_of(h) as i64 <= self.frontier[m.thread_of(h)] as i64)
+                    })
+            })
+    }
+
+    /// Whether `decide` on `X` stays within its size budget: the budget is checked on
+    /// the slice `decide` tries first (on the whole of `X` when there is no cut). For
+    /// [`super::tail`], whose success implies the slice's when the slice is built.
+    pub fn within_budget(&self, x: &[i32], opens: &[u32]) -> bool {
+        self.nodes(x, self.slice_cut(x, opens))
+            .saturating_mul(self.k)
+            <= MAX_ENTRIES
+    }
+
+    /// The number of kept events of `X` at or after `cut`.
+    fn nodes(&self, x: &[i32], cut: u32) -> usize {
+        let mut total = 0usize;
+        for c in 0..self.k {
+            if x[c] < 0 {
+                continue;
+            }
+            let rel = &self.m.rel_ev[c];
+            let at = self.m.chain[c][x[c] as usize];
+            let n = rel.partition_point(|&g| g <= at);
+            total += n - rel.partition_point(|&g| g < cut).min(n);
+        }
+        total
     }
 
     /// The slice's cut for `X` (0: none): the earliest open acquire, moved back until no
@@ -692,25 +838,72 @@ impl<'m, 'a> Decider<'m, 'a> {
     /// source before the cut are treated as reads of `INIT`). Its witness is replayed on
     /// the whole of `X`, so a success is a race. On failure, the whole of `X` is decided
     /// as before, so no decision is lost.
-    pub fn decide(&mut self, e1: u32, e2: u32, x: &[i32], opens: &[u32]) -> Result<Vec<u32>, Fail> {
+    pub fn decide(
+        &mut self,
+        e1: u32,
+        e2: u32,
+        x: &[i32],
+        opens: &[u32],
+        schedule: bool,
+    ) -> Result<Option<Vec<u32>>, Fail> {
         let cut = self.slice_cut(x, opens);
         if cut > 0 {
             self.cut = cut;
-            let r = self.decide_at(e1, e2, x, opens);
+            let r = self.decide_at(e1, e2, x, opens, schedule);
             self.cut = 0;
             if let Ok(w) = r {
                 // Pure M2: the slice never finds what the whole of `X` would not.
                 debug_assert!(
-                    self.decide_at(e1, e2, x, opens).is_ok(),
+                    self.decide_at(e1, e2, x, opens, false).is_ok(),
                     "m2: the slice found a race that decide on X misses: x={x:?} e1={e1} e2={e2}"
                 );
                 return Ok(w);
             }
+            // Relaxed slices: the order and closure rules of the whole of `X` restricted
+            // to the events after a cut (any cut at or before the earliest open acquire),
+            // minus every constraint that involves an event before it. Its closure is
+            // contained in the whole closure, so a cycle in it is a cycle there
+            // (`Fail::Closure`, unless the whole of `X` is over the budget). The cut
+            // moves back geometrically, so a cycle near the racing pair costs about
+            // the part of `X` it spans; the last try is the whole of `X`.
+            if self.nodes(x, 0).saturating_mul(self.k) <= MAX_ENTRIES {
+                let end = (0..self.k)
+                    .filter(|&c| x[c] >= 0)
+                    .map(|c| self.m.chain[c][x[c] as usize])
+                    .max()
+                    .unwrap_or(0);
+                let mut cut = cut;
+                while cut > 0 {
+                    self.cut = cut;
+                    self.relaxed = true;
+                    let b = self.build(x, opens);
+                    self.cut = 0;
+                    self.relaxed = false;
+                    if matches!(b, Ok(Err(Cycle))) {
+                        debug_assert!(
+                            matches!(
+                                self.decide_at(e1, e2, x, opens, false),
+                                Err(Fail::Closure)
+                            ),
+                            "m2: a relaxed slice has a cycle, the whole of X none: x={x:?} e1={e1} e2={e2}"
+                        );
+                        return Err(Fail::Closure);
+                    }
+                    cut = cut.saturating_sub(4 * (end - cut).max(256));
+                }
+            }
         }
-        self.decide_at(e1, e2, x, opens)
+        self.decide_at(e1, e2, x, opens, schedule)
     }
 
-    fn decide_at(&mut self, e1: u32, e2: u32, x: &[i32], opens: &[u32]) -> Result<Vec<u32>, Fail> {
+    fn decide_at(
+        &mut self,
+        e1: u32,
+        e2: u32,
+        x: &[i32],
+        opens: &[u32],
+        schedule: bool,
+    ) -> Result<Option<Vec<u32>>, Fail> {
         match self.build(x, opens)? {
             Ok(()) => {}
             Err(Cycle) => return Err(Fail::Closure),
@@ -723,16 +916,23 @@ impl<'m, 'a> Decider<'m, 'a> {
             self.undo.clear();
             match self.step6(i) {
                 Ok(()) => {
-                    let w = self.max_min(i);
-                    if let Some(w) = w {
-                        if replay(self.m, &w, x, e1, e2) {
-                            return Ok(w);
+                    if let Some(out) = self.max_min(i) {
+                        let ok = self.replay_kept(&out, e1, e2);
+                        if schedule || cfg!(debug_assertions) {
+                            // The whole schedule, replayed again from the start.
+                            let w = self.expand(&out);
+                            let full_ok = replay(self.m, &w, x, e1, e2);
+                            debug_assert_eq!(ok, full_ok, "m2: replay_kept disagrees with replay");
+                            if ok && full_ok {
+                                return Ok(schedule.then_some(w));
+                            }
+                        } else if ok {
+                            return Ok(None);
                         }
                     }
                     debug_assert!(
                         false,
-                        "m2: max-min witness failed to replay: {:?} x={x:?} e1={e1} e2={e2}",
-                        self.max_min(i)
+                        "m2: max-min witness failed to replay: x={x:?} e1={e1} e2={e2}"
                     );
                     self.rollback();
                 }

@@ -69,10 +69,12 @@ pub(super) struct Model<'a> {
     /// Hard predecessors and successors (fork, join, wait → notify → wake).
     pub hard_preds: HashMap<u32, Vec<u32>>,
     pub hard_succs: HashMap<u32, Vec<u32>>,
-    /// Bitset over global events: those with hard predecessors.
+    /// Bitsets over global events: those with hard predecessors, successors.
     hard_pred_bits: Vec<u64>,
-    /// Causal timestamps at change points, per thread: positions and flat vectors.
-    cp_pos: Vec<Vec<u32>>,
+    hard_succ_bits: Vec<u64>,
+    /// Causal timestamps at change points, per thread: flat vectors, and per position
+    /// the index of the change point in effect there.
+    cp_at: Vec<Vec<u32>>,
     cp_vec: Vec<Vec<i32>>,
     /// Per thread, per position: rule 4's extension (the latest release of a released
     /// section open at that position, or the position itself).
@@ -94,6 +96,13 @@ pub(super) struct Model<'a> {
     readers: Vec<u32>,
 }
 
+fn slot_or<T: Clone>(v: &mut Vec<T>, i: usize, fill: T) -> &mut T {
+    if i >= v.len() {
+        v.resize(i + 1, fill);
+    }
+    &mut v[i]
+}
+
 fn slot<T: Default + Clone>(v: &mut Vec<T>, i: usize) -> &mut T {
     if i >= v.len() {
         v.resize(i + 1, T::default());
@@ -103,6 +112,7 @@ fn slot<T: Default + Clone>(v: &mut Vec<T>, i: usize) -> &mut T {
 
 impl<'a> Model<'a> {
     pub fn build(events: &'a [Event]) -> Model<'a> {
+        let mut lap = super::Lap::new();
         let n = events.len();
         assert!(
             n < NONE as usize,
@@ -135,17 +145,34 @@ impl<'a> Model<'a> {
         }
         let k = chain.len();
 
+        lap.lap("model: chains");
         // Reads-from, sections, hard edges, sharing.
         let mut rf = vec![NONE; n];
         let mut mate = vec![NONE; n];
-        let mut last_write: HashMap<u32, u32> = HashMap::default();
-        let mut open_acq: HashMap<(u32, u32), u32> = HashMap::default();
+        // Indexed by variable, by lock, by lock · k + thread.
+        let mut last_write: Vec<u32> = Vec::new();
+        let mut open_acq: Vec<u32> = Vec::new();
         let mut hard: Vec<(u32, u32)> = Vec::new();
         let mut matcher: NotifyMatcher<()> = NotifyMatcher::new();
         let mut wait_of: HashMap<u32, u32> = HashMap::default();
         let mut fork_of: HashMap<u32, u32> = HashMap::default();
-        let mut var_thread: HashMap<u32, (u32, bool)> = HashMap::default(); // first thread, shared
-        let mut lock_thread: HashMap<u32, (u32, bool)> = HashMap::default();
+        // First thread seen (`NONE`: none yet), and shared by two threads or more.
+        let mut var_first: Vec<u32> = Vec::new();
+        let mut shared_var: Vec<bool> = Vec::new();
+        let mut lock_first: Vec<u32> = Vec::new();
+        let mut shared_lock: Vec<bool> = Vec::new();
+        let first = |first: &mut Vec<u32>, shared: &mut Vec<bool>, x: u32, d: u32| {
+            let x = x as usize;
+            if x >= first.len() {
+                first.resize(x + 1, NONE);
+                shared.resize(x + 1, false);
+            }
+            if first[x] == NONE {
+                first[x] = d;
+            } else if first[x] != d {
+                shared[x] = true;
+            }
+        };
         let mut readers_pairs: Vec<(u32, u32)> = Vec::new();
         for (g, e) in events.iter().enumerate() {
             let g32 = g as u32;
@@ -160,27 +187,24 @@ impl<'a> Model<'a> {
             }
             match e.kind {
                 Kind::Read | Kind::VRead | Kind::Write | Kind::VWrite => {
-                    let s = var_thread.entry(e.target).or_insert((d, false));
-                    if s.0 != d {
-                        s.1 = true;
-                    }
+                    first(&mut var_first, &mut shared_var, e.target, d);
+                    let lw = slot_or(&mut last_write, e.target as usize, NONE);
                     if e.kind.is_write() {
-                        last_write.insert(e.target, g32);
-                    } else if let Some(&w) = last_write.get(&e.target) {
-                        rf[g] = w;
-                        readers_pairs.push((w, g32));
+                        *lw = g32;
+                    } else if *lw != NONE {
+                        rf[g] = *lw;
+                        readers_pairs.push((*lw, g32));
                     }
                 }
                 _ => {}
             }
             if is_acq(e) || is_rel(e) {
-                let s = lock_thread.entry(e.target).or_insert((d, false));
-                if s.0 != d {
-                    s.1 = true;
-                }
+                first(&mut lock_first, &mut shared_lock, e.target, d);
+                let oa = slot_or(&mut open_acq, e.target as usize * k + d as usize, NONE);
                 if is_acq(e) {
-                    open_acq.insert((d, e.target), g32);
-                } else if let Some(a) = open_acq.remove(&(d, e.target)) {
+                    *oa = g32;
+                } else if *oa != NONE {
+                    let a = std::mem::replace(oa, NONE);
                     mate[a as usize] = g32;
                     mate[g] = a;
                 }
@@ -220,22 +244,16 @@ impl<'a> Model<'a> {
         let mut hard_preds: HashMap<u32, Vec<u32>> = HashMap::default();
         let mut hard_succs: HashMap<u32, Vec<u32>> = HashMap::default();
         let mut hard_pred_bits = vec![0u64; n / 64 + 1];
+        let mut hard_succ_bits = vec![0u64; n / 64 + 1];
         for &(a, b) in &hard {
             hard_pred_bits[b as usize / 64] |= 1 << (b % 64);
+            hard_succ_bits[a as usize / 64] |= 1 << (a % 64);
             hard_preds.entry(b).or_default().push(a);
             hard_succs.entry(a).or_default().push(b);
         }
-        let mut shared_var = Vec::new();
-        for (&v, &(_, s)) in &var_thread {
-            *slot(&mut shared_var, v as usize) = s;
-        }
-        let mut shared_lock = Vec::new();
-        for (&l, &(_, s)) in &lock_thread {
-            *slot(&mut shared_lock, l as usize) = s;
-        }
 
-        // Readers CSR.
-        readers_pairs.sort_unstable();
+        lap.lap("model: rf, sections, hard edges");
+        // Readers CSR (a counting sort: each write's readers stay in trace order).
         let mut readers_off = vec![0u32; n + 1];
         for &(w, _) in &readers_pairs {
             readers_off[w as usize + 1] += 1;
@@ -243,7 +261,18 @@ impl<'a> Model<'a> {
         for i in 0..n {
             readers_off[i + 1] += readers_off[i];
         }
-        let readers: Vec<u32> = readers_pairs.iter().map(|&(_, r)| r).collect();
+        let mut readers = vec![0u32; readers_pairs.len()];
+        for &(w, r) in &readers_pairs {
+            let o = &mut readers_off[w as usize];
+            readers[*o as usize] = r;
+            *o += 1;
+        }
+        // Each cursor now holds its end, which is the next write's start.
+        for i in (1..=n).rev() {
+            readers_off[i] = readers_off[i - 1];
+        }
+        readers_off[0] = 0;
+        drop(readers_pairs);
 
         let mut m = Model {
             events,
@@ -257,7 +286,8 @@ impl<'a> Model<'a> {
             hard_preds,
             hard_succs,
             hard_pred_bits,
-            cp_pos: vec![Vec::new(); k],
+            hard_succ_bits,
+            cp_at: Vec::new(),
             cp_vec: vec![Vec::new(); k],
             ext: Vec::new(),
             held: Vec::new(),
@@ -271,9 +301,13 @@ impl<'a> Model<'a> {
             readers_off,
             readers,
         };
+        lap.lap("model: readers");
         m.build_timestamps();
+        lap.lap("model: timestamps");
         m.build_sections();
+        lap.lap("model: sections");
         m.build_relevant();
+        lap.lap("model: relevant lists");
         m
     }
 
@@ -283,6 +317,7 @@ impl<'a> Model<'a> {
         let k = self.k;
         let mut cur: Vec<Vec<i32>> = vec![vec![-1; k]; k];
         let mut tmp = vec![0i32; k];
+        self.cp_at = self.chain.iter().map(|ch| vec![0u32; ch.len()]).collect();
         for g in 0..self.events.len() {
             let d = self.tix[g];
             if d == NONE {
@@ -292,8 +327,10 @@ impl<'a> Model<'a> {
             let p = self.pos[g];
             let mut changed = p == 0;
             let mut sources: smallvec::SmallVec<[u32; 4]> = smallvec::SmallVec::new();
-            if let Some(hp) = self.hard_preds.get(&(g as u32)) {
-                sources.extend(hp.iter().copied());
+            if self.has_hard_pred(g as u32) {
+                if let Some(hp) = self.hard_preds.get(&(g as u32)) {
+                    sources.extend(hp.iter().copied());
+                }
             }
             let r = self.rf[g];
             if r != NONE && self.tix[r as usize] as usize != d {
@@ -310,9 +347,9 @@ impl<'a> Model<'a> {
             }
             cur[d][d] = p as i32;
             if changed {
-                self.cp_pos[d].push(p);
                 self.cp_vec[d].extend_from_slice(&cur[d]);
             }
+            self.cp_at[d][p as usize] = (self.cp_vec[d].len() / k) as u32 - 1;
         }
     }
 
@@ -325,8 +362,7 @@ impl<'a> Model<'a> {
     /// `C` of the event at position `p` of thread `d` into `out`.
     pub fn c_at(&self, d: usize, p: u32, out: &mut [i32]) {
         let k = self.k;
-        let cps = &self.cp_pos[d];
-        let i = cps.partition_point(|&x| x <= p) - 1;
+        let i = self.cp_at[d][p as usize] as usize;
         out.copy_from_slice(&self.cp_vec[d][i * k..(i + 1) * k]);
         out[d] = p as i32;
     }
@@ -336,16 +372,14 @@ impl<'a> Model<'a> {
         if m == d {
             return p as i32;
         }
-        let cps = &self.cp_pos[d];
-        let i = cps.partition_point(|&x| x <= p) - 1;
+        let i = self.cp_at[d][p as usize] as usize;
         self.cp_vec[d][i * self.k + m]
     }
 
     /// `F ⊔= C(d, p)`; true if `F` grew.
     pub fn join_c(&self, d: usize, p: u32, f: &mut [i32]) -> bool {
         let k = self.k;
-        let cps = &self.cp_pos[d];
-        let i = cps.partition_point(|&x| x <= p) - 1;
+        let i = self.cp_at[d][p as usize] as usize;
         let v = &self.cp_vec[d][i * k..(i + 1) * k];
         let mut grew = false;
         for (m, (a, &b)) in f.iter_mut().zip(v).enumerate() {
@@ -373,6 +407,8 @@ impl<'a> Model<'a> {
             let mut active: Vec<(u32, u32)> = Vec::new();
             let mut cur_set: Vec<u32> = Vec::new();
             let mut cur_id = 0u32;
+            // The latest release of a released active section (0: none).
+            let mut cur_ext = 0u32;
             for (p, &g) in ch.iter().enumerate() {
                 let e = &self.events[g as usize];
                 let mut dirty = false;
@@ -392,25 +428,29 @@ impl<'a> Model<'a> {
                     dirty = true;
                 }
                 if dirty {
-                    cur_set = active.iter().map(|&(l, _)| l).collect();
+                    cur_set.clear();
+                    cur_set.extend(active.iter().map(|&(l, _)| l));
                     cur_set.sort_unstable();
                     cur_set.dedup();
-                    let next = self.locksets.len() as u32;
-                    cur_id = *intern.entry(cur_set.clone()).or_insert(next);
-                    if cur_id == next {
-                        self.locksets.push(cur_set.clone());
-                    }
+                    cur_id = match intern.get(cur_set.as_slice()) {
+                        Some(&id) => id,
+                        None => {
+                            let id = self.locksets.len() as u32;
+                            intern.insert(cur_set.clone(), id);
+                            self.locksets.push(cur_set.clone());
+                            id
+                        }
+                    };
+                    cur_ext = active
+                        .iter()
+                        .filter(|&&(_, r)| r != NONE)
+                        .map(|&(_, r)| r)
+                        .max()
+                        .unwrap_or(0);
                 }
                 held[p] = cur_id;
-                ext[p] = active
-                    .iter()
-                    .filter(|&&(_, r)| r != NONE)
-                    .map(|&(_, r)| r)
-                    .max()
-                    .unwrap_or(p as u32)
-                    .max(p as u32);
+                ext[p] = cur_ext.max(p as u32);
             }
-            let _ = &cur_set;
             self.ext.push(ext);
             self.held.push(held);
         }
@@ -423,7 +463,8 @@ impl<'a> Model<'a> {
                 let g = self.chain[d][i];
                 let e = &self.events[g as usize];
                 let gu = g as usize;
-                let mut keep = self.hard_preds.contains_key(&g) || self.hard_succs.contains_key(&g);
+                let mut keep = self.has_hard_pred(g) && self.hard_preds.contains_key(&g)
+                    || self.hard_succ_bits[gu / 64] >> (gu % 64) & 1 != 0;
                 if e.kind.is_access() && self.shared_var[e.target as usize] {
                     keep = true;
                     let l = self.var_lists.entry((d as u32, e.target)).or_default();

@@ -11,6 +11,7 @@
 use super::decide::{Decider, Fail};
 use super::model::{Model, NONE};
 use super::schedule::{trace_order, Expander};
+use super::tail::{self, tail_witness};
 use crate::detector::RaceSink;
 use jrace_trace::Kind;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -54,7 +55,21 @@ struct GroupKey {
     lockset: u32,
 }
 
+/// Counters for `JRACE_DEBUG`.
+#[derive(Default, Debug)]
+struct Stats {
+    group_pairs: u64,
+    checks: u64,
+    fast_races: u64,
+    decide_races: u64,
+    tail_races: u64,
+    decide_secs: f64,
+    witness_secs: f64,
+    expand_secs: f64,
+}
+
 pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
+    let mut lap = super::Lap::new();
     let mut groups: HashMap<GroupKey, Vec<u32>> = HashMap::default();
     for (g, e) in m.events.iter().enumerate() {
         if !e.kind.is_plain_access() || m.tix[g] == NONE || !m.shared_var[e.target as usize] {
@@ -72,6 +87,7 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
     }
     let mut keys: Vec<GroupKey> = groups.keys().copied().collect();
     keys.sort_unstable();
+    lap.lap("search: groups");
     let mut s = Search {
         m,
         decider: Decider::new(m),
@@ -83,6 +99,7 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
         opens: Vec::new(),
         decides: 0,
         schedules: sink.wants_schedules(),
+        stats: Stats::default(),
     };
     let mut expander: Option<Expander> = None;
     let mut uncertain: HashSet<(u32, u32, u32)> = HashSet::default();
@@ -106,13 +123,16 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
                 if sink.contains(var, ka.loc, kb.loc) {
                     continue;
                 }
+                s.stats.group_pairs += 1;
                 match s.group_pair(&groups[&ka], &groups[&kb]) {
                     Some(Found::Race(e1, e2, w)) => {
                         let (ev1, ev2) = (&m.events[e1 as usize], &m.events[e2 as usize]);
                         match w {
                             Some(w) if s.schedules => {
+                                let t0 = std::time::Instant::now();
                                 let ex = expander.get_or_insert_with(|| Expander::new(m));
                                 let sched = ex.expand(m, &w, e1, e2);
+                                s.stats.expand_secs += t0.elapsed().as_secs_f64();
                                 sink.report_with_schedule(
                                     var, e1 as u64, ev1.loc, e2 as u64, ev2.loc, sched,
                                 );
@@ -128,6 +148,10 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
             }
         }
         start = end;
+    }
+    lap.lap("search: group pairs");
+    if super::debug() {
+        eprintln!("m2: {:?}", s.stats);
     }
     let unknown = uncertain
         .iter()
@@ -155,6 +179,7 @@ struct Search<'m, 'a> {
     decides: u64,
     /// Whether the sink keeps schedules (else Lemma 5.1 witnesses are not built).
     schedules: bool,
+    stats: Stats,
 }
 
 impl Search<'_, '_> {
@@ -196,6 +221,7 @@ impl Search<'_, '_> {
                     return Some(Found::Uncertain);
                 }
                 checks += 1;
+                self.stats.checks += 1;
                 match self.check(e1, e2, q1, q2, &mut decides) {
                     Verdict::Race(w) => return Some(Found::Race(e1, e2, w)),
                     Verdict::NoRace { certain: false } => uncertain = true,
@@ -228,11 +254,14 @@ impl Search<'_, '_> {
             if !self.schedules && !cfg!(debug_assertions) {
                 return Verdict::Race(None);
             }
+            let t0 = std::time::Instant::now();
             let w = trace_order(m, &self.x);
             debug_assert!(
                 super::decide::replay(m, &w, &self.x, e1, e2),
                 "m2: Lemma 5.1 witness failed to replay for ({e1},{e2})"
             );
+            self.stats.fast_races += 1;
+            self.stats.witness_secs += t0.elapsed().as_secs_f64();
             return Verdict::Race(Some(w));
         }
         let mut locks: Vec<u32> = self
@@ -249,11 +278,36 @@ impl Search<'_, '_> {
         }
         *decides += 1;
         self.decides += 1;
+        // The postponed-tail witness: when it is valid, `decide` succeeds (tail.rs).
+        if let Some(tail) = tail_witness(m, &self.x, &self.opens, e1, e2) {
+            if self.decider.within_budget(&self.x, &self.opens) {
+                self.stats.tail_races += 1;
+                debug_assert!(
+                    self.decider
+                        .decide(e1, e2, &self.x, &self.opens, false)
+                        .is_ok(),
+                    "m2: a valid tail witness, but decide fails: x={:?} e1={e1} e2={e2}",
+                    self.x
+                );
+                if !self.schedules && !cfg!(debug_assertions) {
+                    return Verdict::Race(None);
+                }
+                let w = tail::schedule(m, &self.x, &tail);
+                debug_assert!(
+                    super::decide::replay(m, &w, &self.x, e1, e2),
+                    "m2: tail witness failed to replay for ({e1},{e2})"
+                );
+                return Verdict::Race(Some(w));
+            }
+        }
         let opens = std::mem::take(&mut self.opens);
-        let r = self.decider.decide(e1, e2, &self.x, &opens);
+        let t0 = std::time::Instant::now();
+        let r = self.decider.decide(e1, e2, &self.x, &opens, self.schedules);
+        self.stats.decide_secs += t0.elapsed().as_secs_f64();
+        self.stats.decide_races += u64::from(r.is_ok());
         self.opens = opens;
         match r {
-            Ok(witness) => Verdict::Race(Some(witness)),
+            Ok(witness) => Verdict::Race(witness),
             Err(Fail::Closure) => Verdict::NoRace { certain: !item4 },
             Err(Fail::Step6) | Err(Fail::Budget) => Verdict::NoRace { certain: false },
         }
