@@ -46,7 +46,7 @@
 use crate::error::TraceError;
 use crate::model::*;
 use crate::source::EventSource;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -57,7 +57,7 @@ pub const META_DROPPED: &str = "tree_dropped";
 
 /// Entries (seen accesses, own-write counters, interned lock sets) a thread keeps before
 /// it forgets them all.
-pub const CAP: usize = 1 << 16;
+pub const CAP: usize = 1 << 14;
 
 /// Which synchronization edges end a span, and so which detectors may read the result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -196,17 +196,17 @@ impl VarOwners {
     }
 }
 
-/// What makes two accesses of one thread equivalent.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct Key {
-    loc: LocId,
-    var: VarId,
-    lockset: u32,
-    write: bool,
-    switches: u64,
-    /// For reads of a variable other threads used: this thread's writes of it so far.
-    own_writes: u64,
+/// Two accesses of one thread are equivalent when they have the same [`key`] and the same
+/// [`Version`].
+#[inline]
+fn key(loc: LocId, var: VarId, lockset: u32, write: bool) -> u128 {
+    loc as u128 | (var as u128) << 32 | (lockset as u128) << 64 | (write as u128) << 96
 }
+
+/// The variable's switch count and, for a read of a variable other threads used, this
+/// thread's writes of it so far. Both only grow, so an access is equivalent to an earlier
+/// one with the same key exactly when its version equals the latest one seen.
+type Version = (u64, u64);
 
 /// One thread's filter state. Thread-local: no locks.
 pub struct ThreadFilter {
@@ -216,8 +216,9 @@ pub struct ThreadFilter {
     /// Interned lock sets (sorted locks -> id), and the current set's id while valid.
     locksets: FxHashMap<Box<[LockId]>, u32>,
     lockset: Option<u32>,
-    /// Accesses seen in the current span.
-    seen: FxHashSet<Key>,
+    scratch: Vec<LockId>,
+    /// Accesses seen in the current span: key -> latest version.
+    seen: FxHashMap<u128, Version>,
     /// Writes of each variable that other threads used, counted while they use it.
     writes: FxHashMap<VarId, u64>,
 }
@@ -229,7 +230,8 @@ impl ThreadFilter {
             held: Vec::new(),
             locksets: FxHashMap::default(),
             lockset: None,
-            seen: FxHashSet::default(),
+            scratch: Vec::new(),
+            seen: FxHashMap::default(),
             writes: FxHashMap::default(),
         }
     }
@@ -258,15 +260,8 @@ impl ThreadFilter {
                 own_writes = self.writes.get(&var).copied().unwrap_or(0);
             }
         }
-        let key = Key {
-            loc,
-            var,
-            lockset: self.lockset_id(),
-            write,
-            switches,
-            own_writes,
-        };
-        self.seen.insert(key)
+        let k = key(loc, var, self.lockset_id(), write);
+        self.seen.insert(k, (switches, own_writes)) != Some((switches, own_writes))
     }
 
     /// Any other event of this thread (lock counts, span ends). Never dropped.
@@ -307,7 +302,7 @@ impl ThreadFilter {
     fn end_span(&mut self) {
         if self.seen.capacity() > 4096 {
             // Clearing costs the capacity; a big span's table is given back instead.
-            self.seen = FxHashSet::default();
+            self.seen = FxHashMap::default();
         } else if !self.seen.is_empty() {
             self.seen.clear();
         }
@@ -315,7 +310,7 @@ impl ThreadFilter {
 
     /// Forgets every access seen (always safe: it only drops less).
     pub fn forget(&mut self) {
-        self.seen = FxHashSet::default();
+        self.seen.clear();
         self.writes.clear();
         self.locksets.clear();
         self.lockset = None;
@@ -325,10 +320,18 @@ impl ThreadFilter {
         if let Some(id) = self.lockset {
             return id;
         }
-        let mut locks: Vec<LockId> = self.held.iter().map(|h| h.0).collect();
+        let locks = &mut self.scratch;
+        locks.clear();
+        locks.extend(self.held.iter().map(|h| h.0));
         locks.sort_unstable();
-        let n = self.locksets.len() as u32;
-        let id = *self.locksets.entry(locks.into_boxed_slice()).or_insert(n);
+        let id = match self.locksets.get(locks.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let id = self.locksets.len() as u32;
+                self.locksets.insert(locks.as_slice().into(), id);
+                id
+            }
+        };
         self.lockset = Some(id);
         id
     }
