@@ -102,6 +102,32 @@ fn tv1_through_the_command_line() {
     assert!(filtered.iter().any(|r| r.1 == "x:(2,3)" && r.2 == 7));
     assert_eq!(sigs(&filtered), sigs(&races(&p, &["-d", "lockset"])));
 
+    // Witnesses are found in the whole trace, for the reported (whole-trace) events.
+    let out = jrace(&[
+        "analyze",
+        p.to_str().unwrap(),
+        "--tree=lockset",
+        "--witness",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in doc["races"].as_array().unwrap() {
+        let w = r["witness"].as_array().expect("a witness");
+        let tail: Vec<u64> = w[w.len() - 2..]
+            .iter()
+            .map(|s| s["event"].as_u64().unwrap())
+            .collect();
+        let acc: Vec<u64> = r["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["event"].as_u64().unwrap())
+            .collect();
+        assert_eq!(tail, acc);
+    }
+
     let out = jrace(&["stats", p.to_str().unwrap()]);
     let s = text(&out.stdout);
     assert!(
