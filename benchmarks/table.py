@@ -226,7 +226,7 @@ def main():
 
     head = ("| program | threads | events | reads/writes | syncs | branches | "
             + " | ".join(detectors) + " | recording slowdown | bytes/event |")
-    sep = "|" + "---|" * (9 + len(detectors) - 3)
+    sep = "|" + "---|" * (6 + len(detectors) + 2)
     table = "\n".join([head, sep] + rows)
     pr = ["| detector | true races found | false alarms | missed races | precision | recall |",
           "|---|---|---|---|---|---|"]
