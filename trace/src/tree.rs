@@ -1,5 +1,5 @@
 //! TREE: dropping redundant plain accesses, in the recorder (agent option `tree=MODE`) or
-//! before the detectors (`jrace analyze --tree MODE`). One implementation serves both.
+//! before the detectors (`jrace analyze --tree=MODE`). One implementation serves both.
 //!
 //! An access is dropped when the same thread already made an *equivalent* one: same
 //! location, variable, kind (read or write) and held-lock set, with none of the mode's
@@ -41,7 +41,13 @@
 //! [`Mode::consumers`]. cp and wcp derive edges from conflicting accesses inside critical
 //! sections; shb, m2, mcm, said and rdit need every write as a possible interferer and
 //! every read's writer (a dropped write leaves later reads unexplained, H-T8). Traces
-//! recorded with the filter carry the metadata fact [`META_FILTERED`]` = tree-MODE`.
+//! recorded with the filter carry the metadata fact [`META_FILTERED`]` = tree-MODE`;
+//! a `.std` file has no header to carry it (`jrace convert` writes it as a comment).
+//!
+//! **What stays the same** is the set of race signatures (variable and location pair) of
+//! each consumer, shown by `analyzer/tests/prop_tree.rs` on thousands of random traces. The
+//! pair shown for a signature may be another one (a dropped access cannot be shown), so
+//! race ids, which follow those pairs, can come in another order.
 
 use crate::error::TraceError;
 use crate::model::*;
