@@ -14,7 +14,7 @@ package classic;
 //   a child sorts its own half of the range; the parent merges after joining both
 //   children; main reads after joining the root
 public class MergeSort {
-    static final int N = 256;
+    static final int N = 64;
     static final int DEPTH = 2;
     static final int[] data = new int[N];
     static int calls;

@@ -20,7 +20,7 @@ import java.util.concurrent.CyclicBarrier;
 //   accumulated inside synchronized (energyLock)
 public class MolDyn {
     static final int N = 24;
-    static final int STEPS = 6;
+    static final int STEPS = 3;
     static final double DT = 0.01;
     static final double[] x = new double[N];
     static final double[] v = new double[N];

@@ -20,8 +20,8 @@ import java.util.List;
 //   each worker keeps its own path in its own array
 public class MonteCarlo {
     static final int WORKERS = 2;
-    static final int PATHS = 30;
-    static final int STEPS = 40;
+    static final int PATHS = 12;
+    static final int STEPS = 20;
     static final List<Long> results = new ArrayList<>();
     static int pathsDone;
     static long volatility;

@@ -49,8 +49,8 @@ public class RayTracer {
         }
     }
 
-    static final int W = 48;
-    static final int H = 32;
+    static final int W = 16;
+    static final int H = 9;
     static final int WORKERS = 3;
     static final int[] pixels = new int[W * H];
     static final double[] light = new double[3];
