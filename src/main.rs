@@ -307,13 +307,31 @@ fn open(path: &Path) -> Result<Box<dyn EventSource>> {
 }
 
 /// The TREE mode an agent trace was recorded with (its `filtered` metadata fact); `.std`
-/// files have no header to carry it.
+/// files have no header to carry it. Opening a big trace directory takes a while (its
+/// names), so callers that read the trace anyway use [`open_first`] or [`tree_of_meta`].
 fn recorded_tree(path: &Path) -> Result<Option<Mode>> {
     if !path.is_dir() {
         return Ok(None);
     }
     let reader = jrace_trace::binlog::TraceReader::open(path)?;
-    match reader.meta().get(tree::META_FILTERED) {
+    tree_of_meta(path, reader.meta())
+}
+
+/// A trace opened for reading, with the TREE mode it was recorded with.
+fn open_first(path: &Path) -> Result<(Box<dyn EventSource>, Option<Mode>)> {
+    if !path.is_dir() {
+        return Ok((open(path)?, None));
+    }
+    let reader = jrace_trace::binlog::TraceReader::open(path)?;
+    let mode = tree_of_meta(path, reader.meta())?;
+    Ok((Box::new(reader), mode))
+}
+
+fn tree_of_meta(
+    path: &Path,
+    meta: &std::collections::BTreeMap<String, String>,
+) -> Result<Option<Mode>> {
+    match meta.get(tree::META_FILTERED) {
         None => Ok(None),
         Some(v) => Mode::from_flag(v).map(Some).ok_or_else(|| {
             anyhow!(
@@ -383,20 +401,34 @@ fn analyze_source(
     witness: bool,
     opts: &jrace_analyzer::DetectorOptions,
 ) -> Result<report::Report> {
-    analyze_source_tree(path, reopen, names, witness, opts, None)
+    analyze_source_tree(path, reopen, Some(names), None, witness, opts, None)
 }
 
 /// [`analyze_source`], with the TREE filter run before the detectors when `prepass` is
-/// given. Reports name events by their position in the whole trace either way.
+/// given, and the detectors either `names` or, when that is `None`, `-d` as `requested`
+/// (with defaults that depend on the filters). Reports name events by their position in
+/// the whole trace either way.
 fn analyze_source_tree(
     path: &Path,
     reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
-    names: &[&'static str],
+    names: Option<&[&'static str]>,
+    requested: Option<&[String]>,
     witness: bool,
     opts: &jrace_analyzer::DetectorOptions,
     prepass: Option<Mode>,
 ) -> Result<report::Report> {
-    check_tree(path, names, prepass, recorded_tree(path)?, witness)?;
+    // The first pass's source also tells whether the trace was recorded filtered.
+    let (first, recorded) = open_first(path)?;
+    let names = match names {
+        Some(n) => n.to_vec(),
+        None => {
+            let modes: Vec<Mode> = prepass.into_iter().chain(recorded).collect();
+            detectors_or_default(requested, &modes)?
+        }
+    };
+    let names = &names[..];
+    check_tree(path, names, prepass, recorded, witness)?;
+    let mut first = Some(first);
     let detectors = names
         .iter()
         .map(|n| {
@@ -406,7 +438,7 @@ fn analyze_source_tree(
         .collect::<Result<Vec<_>>>()?;
     // Witnesses need the whole trace in memory; otherwise the trace is streamed twice.
     let trace = if witness {
-        let mut src = reopen()?;
+        let mut src = first.take().expect("the first pass's source");
         Some(
             jrace_trace::read_all(src.as_mut())
                 .with_context(|| format!("cannot analyze {}", path.display()))?,
@@ -422,7 +454,7 @@ fn analyze_source_tree(
             &mut mem
         }
         None => {
-            file = reopen()?;
+            file = first.take().expect("the first pass's source");
             file.as_mut()
         }
     };
@@ -497,18 +529,16 @@ fn analyze_source_tree(
 }
 
 fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
-    let modes: Vec<Mode> = args
-        .tree
-        .into_iter()
-        .chain(recorded_tree(&args.trace)?)
-        .collect();
-    let names = detectors_or_default(args.detectors.as_deref(), &modes)?;
+    if let Some(d) = &args.detectors {
+        detector_names(d)?; // a bad -d is reported before the trace is opened
+    }
     let path = args.trace.clone();
     let opts = args.solver.options()?;
     let rep = analyze_source_tree(
         &args.trace,
         &|| open(&path),
-        &names,
+        None,
+        args.detectors.as_deref(),
         args.witness,
         &opts,
         args.tree,
@@ -632,7 +662,7 @@ fn emit(rep: &report::Report, format: Format, output: Option<&Path>) -> Result<(
 }
 
 fn stats(path: &Path) -> Result<ExitCode> {
-    let mut src = open(path)?;
+    let (mut src, recorded) = open_first(path)?;
     let mut counts = jrace_trace::Counts::default();
     let mut bps = BarrierCounts::default();
     // What the TREE filter would drop, in the modes for hb (and lockset) and for lockset.
@@ -672,7 +702,7 @@ fn stats(path: &Path) -> Result<ExitCode> {
         "branches recorded: {}",
         if src.has_branches() { "yes" } else { "no" }
     );
-    if let Some(m) = recorded_tree(path)? {
+    if let Some(m) = recorded {
         let _ = writeln!(
             s,
             "recorded with the TREE filter: mode {m} (redundant accesses dropped; only {} may analyze it)",
