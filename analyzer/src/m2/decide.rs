@@ -56,7 +56,8 @@ pub(super) struct Decider<'m, 'a> {
     /// trace order, and left out of the order (0: the whole of `X`).
     cut: u32,
     /// The *relaxed* slice (see [`Self::decide`]): the events before the cut constrain
-    /// nothing, so the order is a subset of the whole of `X`'s and a cycle is one there.
+    /// nothing beyond what causal order implies, so the order is a subset of the whole
+    /// of `X`'s and a cycle is one there.
     relaxed: bool,
     /// Per chain: `rel_ev` entries before the cut (node `j` is `rel_ev[c][base[c] + j]`).
     base: Vec<u32>,
@@ -483,7 +484,27 @@ impl<'m, 'a> Decider<'m, 'a> {
                 let g = self.ev(c, self.reads[c][t]);
                 let src = self.m.rf[g as usize];
                 if self.relaxed && src != NONE && src < self.cut {
-                    // The relaxed slice: no constraint from a source before the cut.
+                    // The relaxed slice: a source `w` before the cut is not a node, but a
+                    // later write `w'` that `w` causally precedes (program order,
+                    // reads-from, hard edges: `w <P w'` in the whole order) must follow
+                    // the read (O2). The first such write per thread suffices.
+                    let x = self.m.events[g as usize].target;
+                    let (tw, pw) = (self.m.thread_of(src), self.m.pos_of(src) as i32);
+                    for j in 0..k {
+                        let Some(last) = self.last_g(j) else { continue };
+                        let Some(l) = self.m.var_lists.get(&(j as u32, x)) else {
+                            continue;
+                        };
+                        let f = l.writes.partition_point(|&w| w < self.cut);
+                        let t = l.writes.len();
+                        let i = f + l.writes[f..t]
+                            .partition_point(|&w| self.m.c_comp(j, self.m.pos_of(w), tw) < pw);
+                        if let Some(&w) = l.writes.get(i) {
+                            if w <= last {
+                                self.insert(g, w)?;
+                            }
+                        }
+                    }
                 } else if src == NONE || src < self.cut {
                     let x = self.m.events[g as usize].target;
                     for j in 0..k {

@@ -302,22 +302,26 @@ impl<'a> Model<'a> {
             readers,
         };
         lap.lap("model: readers");
-        m.build_timestamps();
-        lap.lap("model: timestamps");
-        m.build_sections();
-        lap.lap("model: sections");
-        m.build_relevant();
-        lap.lap("model: relevant lists");
+        // Three independent passes (on two cores when there are).
+        let ((cp_at, cp_vec), ((ext, held, locksets), relevant)) = rayon::join(
+            || m.build_timestamps(),
+            || rayon::join(|| m.build_sections(), || m.build_relevant()),
+        );
+        (m.cp_at, m.cp_vec) = (cp_at, cp_vec);
+        (m.ext, m.held, m.locksets) = (ext, held, locksets);
+        (m.rel_ev, m.rel_idx, m.var_lists, m.lock_lists) = relevant;
+        lap.lap("model: timestamps, sections, relevant lists");
         m
     }
 
     /// Causal timestamps (m2.md §2.2): `C(e)[m]` is the last position of thread `m`
     /// under `(PO ∪ rf ∪ hard)*` up to `e`, stored where a foreign component grows.
-    fn build_timestamps(&mut self) {
+    #[allow(clippy::type_complexity)]
+    fn build_timestamps(&self) -> (Vec<Vec<u32>>, Vec<Vec<i32>>) {
         let k = self.k;
         let mut cur: Vec<Vec<i32>> = vec![vec![-1; k]; k];
-        let mut tmp = vec![0i32; k];
-        self.cp_at = self.chain.iter().map(|ch| vec![0u32; ch.len()]).collect();
+        let mut cp_at: Vec<Vec<u32>> = self.chain.iter().map(|ch| vec![0u32; ch.len()]).collect();
+        let mut cp_vec: Vec<Vec<i32>> = vec![Vec::new(); k];
         for g in 0..self.events.len() {
             let d = self.tix[g];
             if d == NONE {
@@ -337,26 +341,33 @@ impl<'a> Model<'a> {
                 sources.push(r);
             }
             for s in sources {
-                self.c_of(s, &mut tmp);
-                for (c, t) in cur[d].iter_mut().zip(&tmp) {
-                    if *t > *c {
-                        *c = *t;
-                        changed = true;
+                // `C(s)`: `s` is earlier, so its change point is recorded.
+                let (ds, ps) = (self.tix[s as usize] as usize, self.pos[s as usize]);
+                let i = cp_at[ds][ps as usize] as usize;
+                let (row, own) = if ds == d {
+                    (&cur[d][..], None)
+                } else {
+                    (&cp_vec[ds][i * k..(i + 1) * k], Some(ps as i32))
+                };
+                let mut grow: smallvec::SmallVec<[(usize, i32); 8]> = smallvec::SmallVec::new();
+                for (c, (&t, &now)) in row.iter().zip(&cur[d]).enumerate() {
+                    let t = if c == ds { own.unwrap_or(t) } else { t };
+                    if t > now {
+                        grow.push((c, t));
                     }
+                }
+                for (c, t) in grow {
+                    cur[d][c] = t;
+                    changed = true;
                 }
             }
             cur[d][d] = p as i32;
             if changed {
-                self.cp_vec[d].extend_from_slice(&cur[d]);
+                cp_vec[d].extend_from_slice(&cur[d]);
             }
-            self.cp_at[d][p as usize] = (self.cp_vec[d].len() / k) as u32 - 1;
+            cp_at[d][p as usize] = (cp_vec[d].len() / k) as u32 - 1;
         }
-    }
-
-    /// `C(e)` of a model event into `out`.
-    pub fn c_of(&self, g: u32, out: &mut [i32]) {
-        let d = self.tix[g as usize] as usize;
-        self.c_at(d, self.pos[g as usize], out);
+        (cp_at, cp_vec)
     }
 
     /// `C` of the event at position `p` of thread `d` into `out`.
@@ -393,12 +404,13 @@ impl<'a> Model<'a> {
     }
 
     /// Sections: rule 4's `ext` and the held locksets.
-    fn build_sections(&mut self) {
+    #[allow(clippy::type_complexity)]
+    fn build_sections(&self) -> (Vec<Vec<u32>>, Vec<Vec<u32>>, Vec<Vec<u32>>) {
         let mut intern: HashMap<Vec<u32>, u32> = HashMap::default();
-        self.locksets.push(Vec::new());
+        let mut locksets: Vec<Vec<u32>> = vec![Vec::new()];
         intern.insert(Vec::new(), 0);
-        self.ext = Vec::with_capacity(self.k);
-        self.held = Vec::with_capacity(self.k);
+        let mut all_ext = Vec::with_capacity(self.k);
+        let mut all_held = Vec::with_capacity(self.k);
         for d in 0..self.k {
             let ch = &self.chain[d];
             let mut ext = vec![0u32; ch.len()];
@@ -435,9 +447,9 @@ impl<'a> Model<'a> {
                     cur_id = match intern.get(cur_set.as_slice()) {
                         Some(&id) => id,
                         None => {
-                            let id = self.locksets.len() as u32;
+                            let id = locksets.len() as u32;
                             intern.insert(cur_set.clone(), id);
-                            self.locksets.push(cur_set.clone());
+                            locksets.push(cur_set.clone());
                             id
                         }
                     };
@@ -451,23 +463,35 @@ impl<'a> Model<'a> {
                 held[p] = cur_id;
                 ext[p] = cur_ext.max(p as u32);
             }
-            self.ext.push(ext);
-            self.held.push(held);
+            all_ext.push(ext);
+            all_held.push(held);
         }
+        (all_ext, all_held, locksets)
     }
 
     /// The events `decide` keeps, and the per-(thread, var/lock) lists.
-    fn build_relevant(&mut self) {
+    #[allow(clippy::type_complexity)]
+    fn build_relevant(
+        &self,
+    ) -> (
+        Vec<Vec<u32>>,
+        Vec<u32>,
+        HashMap<(u32, u32), VarLists>,
+        HashMap<(u32, u32), LockLists>,
+    ) {
+        let mut rel_ev: Vec<Vec<u32>> = vec![Vec::new(); self.k];
+        let mut rel_idx = vec![NONE; self.events.len()];
+        let mut var_lists: HashMap<(u32, u32), VarLists> = HashMap::default();
+        let mut lock_lists: HashMap<(u32, u32), LockLists> = HashMap::default();
         for d in 0..self.k {
-            for i in 0..self.chain[d].len() {
-                let g = self.chain[d][i];
+            for &g in &self.chain[d] {
                 let e = &self.events[g as usize];
                 let gu = g as usize;
                 let mut keep = self.has_hard_pred(g) && self.hard_preds.contains_key(&g)
                     || self.hard_succ_bits[gu / 64] >> (gu % 64) & 1 != 0;
                 if e.kind.is_access() && self.shared_var[e.target as usize] {
                     keep = true;
-                    let l = self.var_lists.entry((d as u32, e.target)).or_default();
+                    let l = var_lists.entry((d as u32, e.target)).or_default();
                     l.accesses.push(g);
                     if e.kind.is_write() {
                         l.writes.push(g);
@@ -475,7 +499,7 @@ impl<'a> Model<'a> {
                 }
                 if (is_acq(e) || is_rel(e)) && self.shared_lock[e.target as usize] {
                     keep = true;
-                    let l = self.lock_lists.entry((d as u32, e.target)).or_default();
+                    let l = lock_lists.entry((d as u32, e.target)).or_default();
                     l.events.push(g);
                     if is_rel(e) {
                         l.rels.push(g);
@@ -484,11 +508,12 @@ impl<'a> Model<'a> {
                     }
                 }
                 if keep {
-                    self.rel_idx[gu] = self.rel_ev[d].len() as u32;
-                    self.rel_ev[d].push(g);
+                    rel_idx[gu] = rel_ev[d].len() as u32;
+                    rel_ev[d].push(g);
                 }
             }
         }
+        (rel_ev, rel_idx, var_lists, lock_lists)
     }
 
     /// Whether `g` may have hard predecessors (a cheap filter before `hard_preds`).
@@ -520,9 +545,11 @@ impl<'a> Model<'a> {
         if p > 0 {
             self.c_at(d, p - 1, out);
         }
-        if let Some(hp) = self.hard_preds.get(&g) {
-            for &h in hp {
-                self.join_c(self.thread_of(h), self.pos_of(h), out);
+        if self.has_hard_pred(g) {
+            if let Some(hp) = self.hard_preds.get(&g) {
+                for &h in hp {
+                    self.join_c(self.thread_of(h), self.pos_of(h), out);
+                }
             }
         }
     }
@@ -532,9 +559,11 @@ impl<'a> Model<'a> {
         let d = self.thread_of(g);
         let p = self.pos_of(g);
         let mut best = if p > 0 { self.c_comp(d, p - 1, m) } else { -1 };
-        if let Some(hp) = self.hard_preds.get(&g) {
-            for &h in hp {
-                best = best.max(self.c_comp(self.thread_of(h), self.pos_of(h), m));
+        if self.has_hard_pred(g) {
+            if let Some(hp) = self.hard_preds.get(&g) {
+                for &h in hp {
+                    best = best.max(self.c_comp(self.thread_of(h), self.pos_of(h), m));
+                }
             }
         }
         best

@@ -14,6 +14,7 @@ use super::schedule::{trace_order, Expander};
 use super::tail::{self, tail_witness};
 use crate::detector::RaceSink;
 use jrace_trace::Kind;
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Full checks per group pair before the rest of it counts as undecided.
@@ -68,9 +69,33 @@ struct Stats {
     expand_secs: f64,
 }
 
+impl Stats {
+    fn add(&mut self, o: &Stats) {
+        self.group_pairs += o.group_pairs;
+        self.checks += o.checks;
+        self.fast_races += o.fast_races;
+        self.decide_races += o.decide_races;
+        self.tail_races += o.tail_races;
+        self.decide_secs += o.decide_secs;
+        self.witness_secs += o.witness_secs;
+        self.expand_secs += o.expand_secs;
+    }
+}
+
+/// What the search found on one variable, in the order it found it.
+#[derive(Default)]
+struct VarResult {
+    /// `(e1, e2, schedule)` per reported location pair.
+    races: Vec<(u32, u32, Option<Vec<u64>>)>,
+    /// Location pairs `(low, high)` with an uncertain rejection and no race.
+    uncertain: Vec<(u32, u32)>,
+    decides: u64,
+    stats: Stats,
+}
+
 pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
     let mut lap = super::Lap::new();
-    let mut groups: HashMap<GroupKey, Vec<u32>> = HashMap::default();
+    let mut by_key: HashMap<GroupKey, Vec<u32>> = HashMap::default();
     for (g, e) in m.events.iter().enumerate() {
         if !e.kind.is_plain_access() || m.tix[g] == NONE || !m.shared_var[e.target as usize] {
             continue;
@@ -83,84 +108,54 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
             write: e.kind == Kind::Write,
             lockset: m.held[d as usize][m.pos[g] as usize],
         };
-        groups.entry(key).or_default().push(g as u32);
+        by_key.entry(key).or_default().push(g as u32);
     }
-    let mut keys: Vec<GroupKey> = groups.keys().copied().collect();
-    keys.sort_unstable();
-    lap.lap("search: groups");
-    let mut s = Search {
-        m,
-        decider: Decider::new(m),
-        s1: vec![0; m.k],
-        f1: vec![0; m.k],
-        s2: vec![0; m.k],
-        f2: vec![0; m.k],
-        x: vec![0; m.k],
-        opens: Vec::new(),
-        decides: 0,
-        schedules: sink.wants_schedules(),
-        stats: Stats::default(),
-    };
-    let mut expander: Option<Expander> = None;
-    let mut uncertain: HashSet<(u32, u32, u32)> = HashSet::default();
+    let mut groups: Vec<(GroupKey, Vec<u32>)> = by_key.into_iter().collect();
+    groups.sort_unstable_by_key(|&(k, _)| k);
+    let mut vars: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
-    while start < keys.len() {
-        let var = keys[start].var;
-        let end = start + keys[start..].partition_point(|k| k.var == var);
-        let gs = &keys[start..end];
-        for a in 0..gs.len() {
-            for b in a + 1..gs.len() {
-                let (ka, kb) = (gs[a], gs[b]);
-                if ka.thread == kb.thread || !(ka.write || kb.write) {
-                    continue;
-                }
-                if intersects(
-                    &m.locksets[ka.lockset as usize],
-                    &m.locksets[kb.lockset as usize],
-                ) {
-                    continue;
-                }
-                if sink.contains(var, ka.loc, kb.loc) {
-                    continue;
-                }
-                s.stats.group_pairs += 1;
-                match s.group_pair(&groups[&ka], &groups[&kb]) {
-                    Some(Found::Race(e1, e2, w)) => {
-                        let (ev1, ev2) = (&m.events[e1 as usize], &m.events[e2 as usize]);
-                        match w {
-                            Some(w) if s.schedules => {
-                                let t0 = std::time::Instant::now();
-                                let ex = expander.get_or_insert_with(|| Expander::new(m));
-                                let sched = ex.expand(m, &w, e1, e2);
-                                s.stats.expand_secs += t0.elapsed().as_secs_f64();
-                                sink.report_with_schedule(
-                                    var, e1 as u64, ev1.loc, e2 as u64, ev2.loc, sched,
-                                );
-                            }
-                            _ => sink.report(var, e1 as u64, ev1.loc, e2 as u64, ev2.loc),
-                        }
-                    }
-                    Some(Found::Uncertain) => {
-                        uncertain.insert((var, ka.loc.min(kb.loc), ka.loc.max(kb.loc)));
-                    }
-                    None => {}
-                }
+    while start < groups.len() {
+        let var = groups[start].0.var;
+        let end = start + groups[start..].partition_point(|(k, _)| k.var == var);
+        vars.push((start, end));
+        start = end;
+    }
+    lap.lap("search: groups");
+    // Variables are independent (m2.md §2.8.4): searched in parallel, reported in order.
+    let schedules = sink.wants_schedules();
+    let expander = schedules.then(|| Expander::new(m));
+    let results: Vec<VarResult> = vars
+        .par_iter()
+        .map_init(
+            || Search::new(m, schedules),
+            |s, &(a, b)| s.variable(&groups[a..b], expander.as_ref()),
+        )
+        .collect();
+    let mut stats = Stats::default();
+    let mut decides = 0;
+    let mut uncertain: HashSet<(u32, u32, u32)> = HashSet::default();
+    for (&(a, _), r) in vars.iter().zip(results) {
+        let var = groups[a].0.var;
+        for (e1, e2, sched) in r.races {
+            let (l1, l2) = (m.events[e1 as usize].loc, m.events[e2 as usize].loc);
+            match sched {
+                Some(sched) => sink.report_with_schedule(var, e1 as u64, l1, e2 as u64, l2, sched),
+                None => sink.report(var, e1 as u64, l1, e2 as u64, l2),
             }
         }
-        start = end;
+        uncertain.extend(r.uncertain.iter().map(|&(l1, l2)| (var, l1, l2)));
+        decides += r.decides;
+        stats.add(&r.stats);
     }
     lap.lap("search: group pairs");
     if super::debug() {
-        eprintln!("m2: {:?}", s.stats);
+        eprintln!("m2: {stats:?}");
     }
     let unknown = uncertain
         .iter()
         .filter(|&&(v, a, b)| !sink.contains(v, a, b))
         .count() as u64;
-    Summary {
-        unknown,
-        decides: s.decides,
-    }
+    Summary { unknown, decides }
 }
 
 fn intersects(a: &[u32], b: &[u32]) -> bool {
@@ -180,9 +175,76 @@ struct Search<'m, 'a> {
     /// Whether the sink keeps schedules (else Lemma 5.1 witnesses are not built).
     schedules: bool,
     stats: Stats,
+    /// [`Search::group_pair`]'s buffer.
+    sq1: Vec<i32>,
 }
 
-impl Search<'_, '_> {
+impl<'m, 'a> Search<'m, 'a> {
+    fn new(m: &'m Model<'a>, schedules: bool) -> Self {
+        Search {
+            m,
+            decider: Decider::new(m),
+            s1: vec![0; m.k],
+            f1: vec![0; m.k],
+            s2: vec![0; m.k],
+            f2: vec![0; m.k],
+            x: vec![0; m.k],
+            opens: Vec::new(),
+            decides: 0,
+            schedules,
+            stats: Stats::default(),
+            sq1: Vec::new(),
+        }
+    }
+
+    /// Every group pair of one variable (`gs`: its groups, sorted by key). A pair is
+    /// skipped when it cannot race (same thread, two reads, a common lock) or when its
+    /// location pair is already reported.
+    fn variable(&mut self, gs: &[(GroupKey, Vec<u32>)], ex: Option<&Expander>) -> VarResult {
+        let m = self.m;
+        let mut r = VarResult::default();
+        let mut reported: smallvec::SmallVec<[(u32, u32); 8]> = smallvec::SmallVec::new();
+        for a in 0..gs.len() {
+            for b in a + 1..gs.len() {
+                let (ka, kb) = (gs[a].0, gs[b].0);
+                if ka.thread == kb.thread || !(ka.write || kb.write) {
+                    continue;
+                }
+                if intersects(
+                    &m.locksets[ka.lockset as usize],
+                    &m.locksets[kb.lockset as usize],
+                ) {
+                    continue;
+                }
+                let sig = (ka.loc.min(kb.loc), ka.loc.max(kb.loc));
+                if reported.contains(&sig) {
+                    continue;
+                }
+                self.stats.group_pairs += 1;
+                match self.group_pair(&gs[a].1, &gs[b].1) {
+                    Some(Found::Race(e1, e2, w)) => {
+                        let sched = match (w, ex) {
+                            (Some(w), Some(ex)) if self.schedules => {
+                                let t0 = std::time::Instant::now();
+                                let sched = ex.expand(m, &w, e1, e2);
+                                self.stats.expand_secs += t0.elapsed().as_secs_f64();
+                                Some(sched)
+                            }
+                            _ => None,
+                        };
+                        r.races.push((e1, e2, sched));
+                        reported.push(sig);
+                    }
+                    Some(Found::Uncertain) => r.uncertain.push(sig),
+                    None => {}
+                }
+            }
+        }
+        r.decides = std::mem::take(&mut self.decides);
+        r.stats = std::mem::take(&mut self.stats);
+        r
+    }
+
     /// Looks for a race between the accesses of two groups. `None`: every candidate was
     /// rejected with certainty.
     fn group_pair(&mut self, g1: &[u32], g2: &[u32]) -> Option<Found> {
@@ -190,7 +252,23 @@ impl Search<'_, '_> {
         let q1 = m.thread_of(g1[0]);
         let q2 = m.thread_of(g2[0]);
         // Strict-cone component q1 of each e2, computed lazily (monotone along g2).
-        let mut sq1: Vec<i32> = vec![i32::MIN; g2.len()];
+        let mut sq1 = std::mem::take(&mut self.sq1);
+        sq1.clear();
+        sq1.resize(g2.len(), i32::MIN);
+        let r = self.group_pair_with(g1, g2, q1, q2, &mut sq1);
+        self.sq1 = sq1;
+        r
+    }
+
+    fn group_pair_with(
+        &mut self,
+        g1: &[u32],
+        g2: &[u32],
+        q1: usize,
+        q2: usize,
+        sq1: &mut [i32],
+    ) -> Option<Found> {
+        let m = self.m;
         let (mut lo, mut hi) = (0usize, 0usize);
         let mut checks = 0usize;
         let mut decides = 0usize;
