@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # BarrierPair recording overhead (issue 6): the H2 JDBC workload (java-harness/src/workloads/
-# Jdbc.java, Debian's libh2-java) with org.h2.* excluded, recorded
+# Jdbc.java, Debian's libh2-java) with EXCLUDE (default org.h2.*) excluded, recorded
 #   - without the agent,
 #   - with the agent and no BarrierPairs,
 #   - with --barrier-pairs (the default: roots per call, snapshots expanded by the reader),
@@ -11,12 +11,14 @@
 #
 #   benchmarks/record_bp.sh
 #   RUNS=5 RUNS_WALK=1 THREADS=4 STATEMENTS=1000 benchmarks/record_bp.sh
+#   EXCLUDE='org.h2.mvstore.*' RUNS_WALK=0 benchmarks/record_bp.sh   # H2 traced, its store not
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 RUNS_WALK=${RUNS_WALK:-1}
 THREADS=${THREADS:-4}
 STATEMENTS=${STATEMENTS:-1000}
+EXCLUDE=${EXCLUDE:-org.h2.*}
 dpkg -s libh2-java >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libh2-java >/dev/null; }
 cargo build --release -q -p jrace-agent
 cargo build --release -q
@@ -48,11 +50,13 @@ PY
 
 base=$(best "$RUNS" "$WORK/none" -)
 rows=""
-for mode in nobp bp walk; do
+modes="nobp bp"
+[ "$RUNS_WALK" -gt 0 ] && modes+=" walk"
+for mode in $modes; do
   case $mode in
-    nobp) opts="$AGENT=out=OUT,exclude=org.h2.*"; runs=$RUNS; label="agent, org.h2.* excluded";;
-    bp)   opts="$AGENT=out=OUT,exclude=org.h2.*,barrier=1"; runs=$RUNS; label="+ --barrier-pairs (snapshots)";;
-    walk) opts="$AGENT=out=OUT,exclude=org.h2.*,barrier=1,bp_walk=1"; runs=$RUNS_WALK; label="+ --barrier-pairs, bp_walk=1 (walk per call)";;
+    nobp) opts="$AGENT=out=OUT,exclude=$EXCLUDE"; runs=$RUNS; label="agent, $EXCLUDE excluded";;
+    bp)   opts="$AGENT=out=OUT,exclude=$EXCLUDE,barrier=1"; runs=$RUNS; label="+ --barrier-pairs (snapshots)";;
+    walk) opts="$AGENT=out=OUT,exclude=$EXCLUDE,barrier=1,bp_walk=1"; runs=$RUNS_WALK; label="+ --barrier-pairs, bp_walk=1 (walk per call)";;
   esac
   t=$(best "$runs" "$WORK/$mode" "$opts")
   stats=$($JRACE stats "$WORK/$mode")
@@ -67,4 +71,4 @@ echo "| run | wall (s) | vs no agent ($base s) | events | trace bytes | BarrierP
 echo "|---|---|---|---|---|---|---|---|---|"
 echo -n "$rows"
 echo
-echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(java -version 2>&1 | head -1); RUNS=$RUNS RUNS_WALK=$RUNS_WALK THREADS=$THREADS STATEMENTS=$STATEMENTS"
+echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(java -version 2>&1 | head -1); EXCLUDE=$EXCLUDE RUNS=$RUNS RUNS_WALK=$RUNS_WALK THREADS=$THREADS STATEMENTS=$STATEMENTS"
