@@ -117,7 +117,7 @@ const RECORD_HELP: &str = "The program's standard streams pass through untouched
 nothing of its own (DIR/record.log has the summary, DIR/agent.log the agent's messages). \
 The exit status is the program's (128+N when it is killed by signal N); 2 only for jrace's \
 own usage errors.\n\n\
-The agent can also be loaded by hand:\n  java -agentpath:/path/to/libjrace_agent.so=out=DIR[,exclude=a.*;b.*][,include=..][,branches=0] ...\n\n\
+The agent can also be loaded by hand:\n  java -agentpath:/path/to/libjrace_agent.so=out=DIR[,exclude=a.*;b.*][,include=..][,branches=0][,tree=hb] ...\n\n\
 Examples:\n  jrace record -o bank.trace -- java -cp classes demo.Bank\n  jrace record --exclude 'org.apache.derby.*' -- java -jar app.jar\n  jrace analyze bank.trace";
 
 #[derive(clap::Args)]

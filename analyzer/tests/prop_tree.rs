@@ -2,8 +2,8 @@
 //! detectors allowed to read its output: hb and lockset for mode `hb`, lockset for modes
 //! `hybrid` and `lockset`. Random traces from the shared generator
 //! (`testing::random_trace_text`: 2–4 threads, nested and re-entrant locks, volatiles,
-//! fork/join, wait/notify), with locations drawn from a small pool so that a thread
-//! repeats accesses the filter can drop.
+//! fork/join, wait/notify; 4,000 of up to 40 events and 1,000 of up to 120), with
+//! locations drawn from a small pool so that a thread repeats accesses the filter can drop.
 
 use jrace_analyzer::testing::{random_trace_text, run_detector, GenConfig};
 use jrace_trace::tree::{filter_trace, Mode};
@@ -24,14 +24,20 @@ fn with_few_locations(text: &str, seed: u64) -> String {
 
 #[test]
 fn filtered_traces_keep_every_consumer_signature() {
-    let cfg = GenConfig {
+    let short = GenConfig {
         max_threads: 4,
         max_stmts: 6,
         max_events: 40,
     };
+    let long = GenConfig {
+        max_threads: 4,
+        max_stmts: 16,
+        max_events: 120,
+    };
     let (mut events, mut dropped, mut traces) = ([0u64; 3], [0u64; 3], [0u64; 3]);
-    for seed in 0..4000u64 {
-        let text = with_few_locations(&random_trace_text(seed, &cfg), seed);
+    for seed in 0..5000u64 {
+        let cfg = if seed < 4000 { &short } else { &long };
+        let text = with_few_locations(&random_trace_text(seed, cfg), seed);
         let trace = jrace_trace::std_format::parse_str(&text, "random.std")
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         for (i, mode) in Mode::ALL.into_iter().enumerate() {
