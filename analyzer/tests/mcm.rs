@@ -280,3 +280,31 @@ fn rdit_keeps_a_barrier_pair_across_a_window_border() {
     assert_eq!(run_detector(&t, "rdit"), set(&["x:(3,8)"]));
     assert!(run_detector(&t, "mcm").is_empty());
 }
+
+/// The per-signature query budget: a signature still undecided when its budget is spent
+/// is not reported and is counted as unknown (given up); races found are a subset.
+#[test]
+fn a_spent_query_budget_gives_a_signature_up() {
+    let mut gave_up = 0;
+    for f in vector_files() {
+        let t = vector(f.file_name().unwrap().to_str().unwrap());
+        let mut full = RaceSink::new();
+        let st = causal::run(&t.events, Policy::Mcm, &Options::default(), None, &mut full);
+        assert_eq!(st.given_up, 0);
+        let mut sink = RaceSink::new();
+        let opts = Options {
+            max_queries_per_signature: 1,
+            ..Options::default()
+        };
+        let s = causal::run(&t.events, Policy::Mcm, &opts, None, &mut sink);
+        assert!(
+            sigs(&t, &sink).is_subset(&sigs(&t, &full)),
+            "{}",
+            f.display()
+        );
+        assert!(s.unknown >= s.given_up, "{}", f.display());
+        assert!(s.queries <= st.queries, "{}", f.display());
+        gave_up += s.given_up;
+    }
+    assert!(gave_up > 0, "no vector spends a budget of one query");
+}

@@ -35,6 +35,9 @@ pub struct Options {
     pub timeout_ms: u32,
     /// At most this many pairs of one race signature are tried per window.
     pub max_pairs_per_signature: usize,
+    /// At most this many pairs of one race signature are given to the solver over the
+    /// whole run; a signature still undecided then is given up and counted as unknown.
+    pub max_queries_per_signature: usize,
     /// At most this many earlier accesses are scanned per access for candidate pairs.
     pub max_scan: usize,
     /// Each mcm query runs on a pair-centered window: from `margin` events before the
@@ -58,6 +61,7 @@ impl Default for Options {
             window: 10_000,
             timeout_ms: 10_000,
             max_pairs_per_signature: 8,
+            max_queries_per_signature: 64,
             max_scan: 256,
             margin: 2_000,
             branches: None,
@@ -86,6 +90,9 @@ pub struct Stats {
     pub max_query_events: u64,
     /// Candidate pairs refuted without a solver by forced sources (≺f but not ≺).
     pub forced: u64,
+    /// Signatures given up after [`Options::max_queries_per_signature`] queries (also
+    /// counted in `unknown`).
+    pub given_up: u64,
 }
 
 /// A race signature (notes §3.2): the variable's static name (its id in
@@ -93,10 +100,12 @@ pub struct Stats {
 /// location pair, low first.
 type Key = (u32, LocId, LocId);
 
-/// The signatures already reported, and how to name a variable's signature.
+/// The signatures already reported, the queries spent on each, and how to name a
+/// variable's signature.
 struct Sigs<'s> {
     statics: Option<&'s [u32]>,
     done: HashSet<Key>,
+    queries: HashMap<Key, usize>,
 }
 
 impl Sigs<'_> {
@@ -177,8 +186,10 @@ pub fn run_with_objects(
     let mut sigs = Sigs {
         statics,
         done: HashSet::default(),
+        queries: HashMap::default(),
     };
     let (mut start, mut prev_end) = (0usize, 0usize);
+    let debug = std::env::var_os("JRACE_DEBUG").is_some();
     loop {
         let end = (start + size).min(n);
         carry.advance(&g, start);
@@ -199,17 +210,30 @@ pub fn run_with_objects(
             &mut unknown,
             &mut stats,
         );
+        if debug && stats.windows % 500 == 0 {
+            eprintln!(
+                "jrace: {policy:?}: {} of {n} events, {stats:?}, {:.1}s",
+                end,
+                t_start.elapsed().as_secs_f64()
+            );
+        }
         if end >= n {
             break;
         }
         prev_end = end;
         start += step;
     }
-    if std::env::var_os("JRACE_DEBUG").is_some() {
+    if debug {
         eprintln!(
             "jrace: {policy:?}: {stats:?}, {:.2}s",
             t_start.elapsed().as_secs_f64()
         );
+    }
+    for (k, &q) in &sigs.queries {
+        if q >= opts.max_queries_per_signature.max(1) && !sigs.done.contains(k) {
+            stats.given_up += 1;
+            unknown.insert(*k);
+        }
     }
     stats.unknown = unknown.iter().filter(|k| !sigs.done.contains(k)).count() as u64;
     stats
@@ -268,10 +292,13 @@ fn candidates(
     }
     let mut out: Vec<(Key, Vec<(u32, u32)>)> = buckets.into_iter().collect();
     out.sort_unstable_by_key(|(k, _)| *k);
-    for (_, v) in &mut out {
+    for (k, v) in &mut out {
         v.sort_unstable_by_key(|&(i, j)| (j - i, j));
-        v.truncate(opts.max_pairs_per_signature.max(1));
+        let spent = sigs.queries.get(k).copied().unwrap_or(0);
+        let left = opts.max_queries_per_signature.max(1).saturating_sub(spent);
+        v.truncate(opts.max_pairs_per_signature.max(1).min(left));
     }
+    out.retain(|(_, v)| !v.is_empty());
     out
 }
 
@@ -310,6 +337,9 @@ fn solve_window(
             break;
         }
         round += 1;
+        for &(bi, _, _) in &batch {
+            *sigs.queries.entry(buckets[bi].0).or_default() += 1;
+        }
         let first_query = stats.queries;
         stats.queries += batch.len() as u64;
         let base_ref = base.as_ref().map(|b| (base_id, b));

@@ -67,8 +67,12 @@
 //!
 //! Also bounded, for cost, and sound: per window at most
 //! [`driver::Options::max_pairs_per_signature`] pairs of one race signature
-//! are tried, and each access is paired with at most [`driver::Options::max_scan`]
-//! earlier accesses of its variable.
+//! are tried, over the whole run at most [`driver::Options::max_queries_per_signature`]
+//! (64; a signature still undecided then counts as `unknown`), and each access is paired
+//! with at most [`driver::Options::max_scan`] earlier accesses of its variable. Before
+//! any of that, the quick check drops pairs ordered by ≺ strengthened with the single
+//! sources of guarding reads ([`window::Window::compute_forced`]), which no feasible
+//! prefix can make adjacent: on the H2 trace this leaves 18 of 3,959 queries.
 
 pub mod barrier;
 pub mod detector;
