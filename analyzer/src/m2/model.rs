@@ -554,21 +554,6 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// One component of the strict cone.
-    pub fn scone_comp(&self, g: u32, m: usize) -> i32 {
-        let d = self.thread_of(g);
-        let p = self.pos_of(g);
-        let mut best = if p > 0 { self.c_comp(d, p - 1, m) } else { -1 };
-        if self.has_hard_pred(g) {
-            if let Some(hp) = self.hard_preds.get(&g) {
-                for &h in hp {
-                    best = best.max(self.c_comp(self.thread_of(h), self.pos_of(h), m));
-                }
-            }
-        }
-        best
-    }
-
     /// Closes `f` under rule 4 for every thread except `a` and `b` (m2.md §2.3).
     /// Returns whether rule 4 grew it.
     pub fn rule4(&self, f: &mut [i32], a: usize, b: usize) -> bool {

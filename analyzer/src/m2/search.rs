@@ -15,7 +15,7 @@ use super::tail::{self, tail_witness};
 use crate::detector::RaceSink;
 use jrace_trace::Kind;
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashSet as HashSet;
 
 /// Full checks per group pair before the rest of it counts as undecided.
 const CHECK_BUDGET: usize = 4096;
@@ -95,31 +95,33 @@ struct VarResult {
 
 pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
     let mut lap = super::Lap::new();
-    let mut by_key: HashMap<GroupKey, Vec<u32>> = HashMap::default();
+    // Plain accesses of shared variables, bucketed by variable (trace order inside).
+    let nv = m.shared_var.len();
+    let mut off = vec![0u32; nv + 1];
+    let plain = |g: usize, e: &jrace_trace::Event| {
+        e.kind.is_plain_access() && m.tix[g] != NONE && m.shared_var[e.target as usize]
+    };
     for (g, e) in m.events.iter().enumerate() {
-        if !e.kind.is_plain_access() || m.tix[g] == NONE || !m.shared_var[e.target as usize] {
-            continue;
+        if plain(g, e) {
+            off[e.target as usize + 1] += 1;
         }
-        let d = m.tix[g];
-        let key = GroupKey {
-            var: e.target,
-            thread: d,
-            loc: e.loc,
-            write: e.kind == Kind::Write,
-            lockset: m.held[d as usize][m.pos[g] as usize],
-        };
-        by_key.entry(key).or_default().push(g as u32);
     }
-    let mut groups: Vec<(GroupKey, Vec<u32>)> = by_key.into_iter().collect();
-    groups.sort_unstable_by_key(|&(k, _)| k);
-    let mut vars: Vec<(usize, usize)> = Vec::new();
-    let mut start = 0;
-    while start < groups.len() {
-        let var = groups[start].0.var;
-        let end = start + groups[start..].partition_point(|(k, _)| k.var == var);
-        vars.push((start, end));
-        start = end;
+    for v in 0..nv {
+        off[v + 1] += off[v];
     }
+    let mut accesses = vec![0u32; off[nv] as usize];
+    let mut cursor = off.clone();
+    for (g, e) in m.events.iter().enumerate() {
+        if plain(g, e) {
+            let c = &mut cursor[e.target as usize];
+            accesses[*c as usize] = g as u32;
+            *c += 1;
+        }
+    }
+    drop(cursor);
+    let vars: Vec<u32> = (0..nv as u32)
+        .filter(|&v| off[v as usize] < off[v as usize + 1])
+        .collect();
     lap.lap("search: groups");
     // Variables are independent (m2.md §2.8.4): searched in parallel, reported in order.
     let schedules = sink.wants_schedules();
@@ -128,14 +130,16 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
         .par_iter()
         .map_init(
             || Search::new(m, schedules),
-            |s, &(a, b)| s.variable(&groups[a..b], expander.as_ref()),
+            |s, &v| {
+                let range = off[v as usize] as usize..off[v as usize + 1] as usize;
+                s.variable(&accesses[range], expander.as_ref())
+            },
         )
         .collect();
     let mut stats = Stats::default();
     let mut decides = 0;
     let mut uncertain: HashSet<(u32, u32, u32)> = HashSet::default();
-    for (&(a, _), r) in vars.iter().zip(results) {
-        let var = groups[a].0.var;
+    for (&var, r) in vars.iter().zip(results) {
         for (e1, e2, sched) in r.races {
             let (l1, l2) = (m.events[e1 as usize].loc, m.events[e2 as usize].loc);
             match sched {
@@ -175,8 +179,10 @@ struct Search<'m, 'a> {
     /// Whether the sink keeps schedules (else Lemma 5.1 witnesses are not built).
     schedules: bool,
     stats: Stats,
-    /// [`Search::group_pair`]'s buffer.
-    sq1: Vec<i32>,
+    /// Buffers of [`Search::variable`].
+    cones: Vec<i32>,
+    keyed: Vec<(GroupKey, u32)>,
+    sorted: Vec<u32>,
 }
 
 impl<'m, 'a> Search<'m, 'a> {
@@ -193,15 +199,68 @@ impl<'m, 'a> Search<'m, 'a> {
             decides: 0,
             schedules,
             stats: Stats::default(),
-            sq1: Vec::new(),
+            cones: Vec::new(),
+            keyed: Vec::new(),
+            sorted: Vec::new(),
         }
     }
 
     /// Every group pair of one variable (`gs`: its groups, sorted by key). A pair is
     /// skipped when it cannot race (same thread, two reads, a common lock) or when its
     /// location pair is already reported.
-    fn variable(&mut self, gs: &[(GroupKey, Vec<u32>)], ex: Option<&Expander>) -> VarResult {
+    fn variable(&mut self, accesses: &[u32], ex: Option<&Expander>) -> VarResult {
         let m = self.m;
+        // Groups: runs of equal keys, each in trace order.
+        let mut keyed = std::mem::take(&mut self.keyed);
+        keyed.clear();
+        keyed.extend(accesses.iter().map(|&g| {
+            let e = &m.events[g as usize];
+            let d = m.tix[g as usize];
+            let key = GroupKey {
+                var: e.target,
+                thread: d,
+                loc: e.loc,
+                write: e.kind == Kind::Write,
+                lockset: m.held[d as usize][m.pos[g as usize] as usize],
+            };
+            (key, g)
+        }));
+        keyed.sort_unstable();
+        let mut sorted = std::mem::take(&mut self.sorted);
+        sorted.clear();
+        sorted.extend(keyed.iter().map(|&(_, g)| g));
+        let mut gs: Vec<(GroupKey, std::ops::Range<usize>)> = Vec::new();
+        let mut i = 0;
+        while i < keyed.len() {
+            let k = keyed[i].0;
+            let j = i + keyed[i..].partition_point(|&(k2, _)| k2 == k);
+            gs.push((k, i..j));
+            i = j;
+        }
+        // Strict cones, once per access (one row of the causal timestamps each).
+        let k = m.k;
+        let mut cones = std::mem::take(&mut self.cones);
+        cones.clear();
+        cones.resize(sorted.len() * k, 0);
+        for (i, &g) in sorted.iter().enumerate() {
+            m.scone(g, &mut cones[i * k..(i + 1) * k]);
+        }
+        let r = self.group_pairs(&gs, &sorted, &cones, ex);
+        self.keyed = keyed;
+        self.sorted = sorted;
+        self.cones = cones;
+        r
+    }
+
+    fn group_pairs(
+        &mut self,
+        gs: &[(GroupKey, std::ops::Range<usize>)],
+        sorted: &[u32],
+        cones: &[i32],
+        ex: Option<&Expander>,
+    ) -> VarResult {
+        let m = self.m;
+        let k = m.k;
         let mut r = VarResult::default();
         let mut reported: smallvec::SmallVec<[(u32, u32); 8]> = smallvec::SmallVec::new();
         for a in 0..gs.len() {
@@ -221,7 +280,12 @@ impl<'m, 'a> Search<'m, 'a> {
                     continue;
                 }
                 self.stats.group_pairs += 1;
-                match self.group_pair(&gs[a].1, &gs[b].1) {
+                let (ra, rb) = (gs[a].1.clone(), gs[b].1.clone());
+                let (ca, cb) = (
+                    &cones[ra.start * k..ra.end * k],
+                    &cones[rb.start * k..rb.end * k],
+                );
+                match self.group_pair(&sorted[ra], &sorted[rb], ca, cb) {
                     Some(Found::Race(e1, e2, w)) => {
                         let sched = match (w, ex) {
                             (Some(w), Some(ex)) if self.schedules => {
@@ -247,59 +311,41 @@ impl<'m, 'a> Search<'m, 'a> {
 
     /// Looks for a race between the accesses of two groups. `None`: every candidate was
     /// rejected with certainty.
-    fn group_pair(&mut self, g1: &[u32], g2: &[u32]) -> Option<Found> {
+    /// `c1`, `c2`: the strict cones of `g1`'s and `g2`'s accesses, `k` entries each.
+    fn group_pair(&mut self, g1: &[u32], g2: &[u32], c1: &[i32], c2: &[i32]) -> Option<Found> {
         let m = self.m;
+        let k = m.k;
         let q1 = m.thread_of(g1[0]);
         let q2 = m.thread_of(g2[0]);
-        // Strict-cone component q1 of each e2, computed lazily (monotone along g2).
-        let mut sq1 = std::mem::take(&mut self.sq1);
-        sq1.clear();
-        sq1.resize(g2.len(), i32::MIN);
-        let r = self.group_pair_with(g1, g2, q1, q2, &mut sq1);
-        self.sq1 = sq1;
-        r
-    }
-
-    fn group_pair_with(
-        &mut self,
-        g1: &[u32],
-        g2: &[u32],
-        q1: usize,
-        q2: usize,
-        sq1: &mut [i32],
-    ) -> Option<Found> {
-        let m = self.m;
         let (mut lo, mut hi) = (0usize, 0usize);
         let mut checks = 0usize;
         let mut decides = 0usize;
         let mut uncertain = false;
-        for &e1 in g1 {
+        for (i1, &e1) in g1.iter().enumerate() {
             let p1 = m.pos_of(e1) as i32;
-            let lo_pos = m.scone_comp(e1, q2) + 1;
+            let lo_pos = c1[i1 * k + q2] + 1;
             while lo < g2.len() && (m.pos_of(g2[lo]) as i32) < lo_pos {
                 lo += 1;
             }
-            while hi < g2.len() {
-                if sq1[hi] == i32::MIN {
-                    sq1[hi] = m.scone_comp(g2[hi], q1);
-                }
-                if sq1[hi] >= p1 {
-                    break;
-                }
+            if lo == g2.len() {
+                break; // both bounds only grow: no later `e1` has candidates
+            }
+            while hi < g2.len() && c2[hi * k + q1] < p1 {
                 hi += 1;
             }
             if lo >= hi {
                 continue;
             }
-            m.scone(e1, &mut self.s1);
+            self.s1.copy_from_slice(&c1[i1 * k..(i1 + 1) * k]);
             self.f1.copy_from_slice(&self.s1);
             m.rule4(&mut self.f1, q1, q2);
-            for &e2 in &g2[lo..hi] {
+            for (i2, &e2) in g2.iter().enumerate().take(hi).skip(lo) {
                 if checks >= CHECK_BUDGET {
                     return Some(Found::Uncertain);
                 }
                 checks += 1;
                 self.stats.checks += 1;
+                self.s2.copy_from_slice(&c2[i2 * k..(i2 + 1) * k]);
                 match self.check(e1, e2, q1, q2, &mut decides) {
                     Verdict::Race(w) => return Some(Found::Race(e1, e2, w)),
                     Verdict::NoRace { certain: false } => uncertain = true,
@@ -311,10 +357,9 @@ impl<'m, 'a> Search<'m, 'a> {
     }
 
     /// The per-candidate check of m2.md §2.4, for a pair outside both strict cones.
-    /// Expects `s1`/`f1` to hold `e1`'s strict and full cones.
+    /// Expects `s1`/`f1` to hold `e1`'s strict and full cones, `s2` `e2`'s strict cone.
     fn check(&mut self, e1: u32, e2: u32, q1: usize, q2: usize, decides: &mut usize) -> Verdict {
         let m = self.m;
-        m.scone(e2, &mut self.s2);
         self.f2.copy_from_slice(&self.s2);
         m.rule4(&mut self.f2, q1, q2);
         let mut item4 = false;
