@@ -79,6 +79,8 @@ pub(super) struct Model<'a> {
     /// Per thread, per position: rule 4's extension (the latest release of a released
     /// section open at that position, or the position itself).
     pub ext: Vec<Vec<u32>>,
+    /// Per thread: positions of acquire- and release-like events.
+    lock_pos: Vec<Vec<u32>>,
     /// Per thread, per position: interned set of locks held after that event.
     pub held: Vec<Vec<u32>>,
     pub locksets: Vec<Vec<u32>>,
@@ -174,6 +176,7 @@ impl<'a> Model<'a> {
             }
         };
         let mut readers_pairs: Vec<(u32, u32)> = Vec::new();
+        let mut lock_pos: Vec<Vec<u32>> = vec![Vec::new(); k];
         for (g, e) in events.iter().enumerate() {
             let g32 = g as u32;
             if tix[g] == NONE {
@@ -199,6 +202,7 @@ impl<'a> Model<'a> {
                 _ => {}
             }
             if is_acq(e) || is_rel(e) {
+                lock_pos[d as usize].push(pos[g]);
                 first(&mut lock_first, &mut shared_lock, e.target, d);
                 let oa = slot_or(&mut open_acq, e.target as usize * k + d as usize, NONE);
                 if is_acq(e) {
@@ -290,6 +294,7 @@ impl<'a> Model<'a> {
             cp_at: Vec::new(),
             cp_vec: vec![Vec::new(); k],
             ext: Vec::new(),
+            lock_pos,
             held: Vec::new(),
             locksets: Vec::new(),
             shared_var,
@@ -421,7 +426,24 @@ impl<'a> Model<'a> {
             let mut cur_id = 0u32;
             // The latest release of a released active section (0: none).
             let mut cur_ext = 0u32;
-            for (p, &g) in ch.iter().enumerate() {
+            // Positions of lock events; between two, `held` and `ext` follow the last.
+            let lock_pos = &self.lock_pos[d];
+            let mut from = 0usize;
+            for (idx, &p) in lock_pos
+                .iter()
+                .chain(std::iter::once(&(ch.len() as u32)))
+                .enumerate()
+            {
+                let p = p as usize;
+                held[from..p].fill(cur_id);
+                for (q, x) in ext[from..p].iter_mut().enumerate() {
+                    *x = cur_ext.max((from + q) as u32);
+                }
+                if idx == lock_pos.len() {
+                    break;
+                }
+                from = p;
+                let g = ch[p];
                 let e = &self.events[g as usize];
                 let mut dirty = false;
                 if is_acq(e) {
@@ -460,8 +482,6 @@ impl<'a> Model<'a> {
                         .max()
                         .unwrap_or(0);
                 }
-                held[p] = cur_id;
-                ext[p] = cur_ext.max(p as u32);
             }
             all_ext.push(ext);
             all_held.push(held);
