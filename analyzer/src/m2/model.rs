@@ -98,6 +98,30 @@ pub(super) struct Model<'a> {
     readers: Vec<u32>,
 }
 
+/// Readers as CSR over `n` global events, from `(write, read)` pairs in trace order (a
+/// counting sort: each write's readers stay in trace order).
+fn readers_csr(n: usize, readers_pairs: Vec<(u32, u32)>) -> (Vec<u32>, Vec<u32>) {
+    let mut readers_off = vec![0u32; n + 1];
+    for &(w, _) in &readers_pairs {
+        readers_off[w as usize + 1] += 1;
+    }
+    for i in 0..n {
+        readers_off[i + 1] += readers_off[i];
+    }
+    let mut readers = vec![0u32; readers_pairs.len()];
+    for &(w, r) in &readers_pairs {
+        let o = &mut readers_off[w as usize];
+        readers[*o as usize] = r;
+        *o += 1;
+    }
+    // Each cursor now holds its end, which is the next write's start.
+    for i in (1..=n).rev() {
+        readers_off[i] = readers_off[i - 1];
+    }
+    readers_off[0] = 0;
+    (readers_off, readers)
+}
+
 fn slot_or<T: Clone>(v: &mut Vec<T>, i: usize, fill: T) -> &mut T {
     if i >= v.len() {
         v.resize(i + 1, fill);
@@ -257,26 +281,6 @@ impl<'a> Model<'a> {
         }
 
         lap.lap("model: rf, sections, hard edges");
-        // Readers CSR (a counting sort: each write's readers stay in trace order).
-        let mut readers_off = vec![0u32; n + 1];
-        for &(w, _) in &readers_pairs {
-            readers_off[w as usize + 1] += 1;
-        }
-        for i in 0..n {
-            readers_off[i + 1] += readers_off[i];
-        }
-        let mut readers = vec![0u32; readers_pairs.len()];
-        for &(w, r) in &readers_pairs {
-            let o = &mut readers_off[w as usize];
-            readers[*o as usize] = r;
-            *o += 1;
-        }
-        // Each cursor now holds its end, which is the next write's start.
-        for i in (1..=n).rev() {
-            readers_off[i] = readers_off[i - 1];
-        }
-        readers_off[0] = 0;
-        drop(readers_pairs);
 
         let mut m = Model {
             events,
@@ -303,19 +307,20 @@ impl<'a> Model<'a> {
             rel_idx: vec![NONE; n],
             var_lists: HashMap::default(),
             lock_lists: HashMap::default(),
-            readers_off,
-            readers,
+            readers_off: Vec::new(),
+            readers: Vec::new(),
         };
-        lap.lap("model: readers");
         // Three independent passes (on two cores when there are).
-        let ((cp_at, cp_vec), ((ext, held, locksets), relevant)) = rayon::join(
-            || m.build_timestamps(),
-            || rayon::join(|| m.build_sections(), || m.build_relevant()),
-        );
+        let (((cp_at, cp_vec), (readers_off, readers)), ((ext, held, locksets), relevant)) =
+            rayon::join(
+                || rayon::join(|| m.build_timestamps(), || readers_csr(n, readers_pairs)),
+                || rayon::join(|| m.build_sections(), || m.build_relevant()),
+            );
+        (m.readers_off, m.readers) = (readers_off, readers);
         (m.cp_at, m.cp_vec) = (cp_at, cp_vec);
         (m.ext, m.held, m.locksets) = (ext, held, locksets);
         (m.rel_ev, m.rel_idx, m.var_lists, m.lock_lists) = relevant;
-        lap.lap("model: timestamps, sections, relevant lists");
+        lap.lap("model: timestamps, readers, sections, relevant lists");
         m
     }
 
@@ -503,6 +508,10 @@ impl<'a> Model<'a> {
         let mut rel_idx = vec![NONE; self.events.len()];
         let mut var_lists: HashMap<(u32, u32), VarLists> = HashMap::default();
         let mut lock_lists: HashMap<(u32, u32), LockLists> = HashMap::default();
+        // Per thread: each variable's lists in a vector (`slot_of`: variable → index), moved
+        // into the map once per (thread, variable).
+        let mut slot_of: Vec<u32> = vec![NONE; self.shared_var.len()];
+        let mut lists: Vec<(u32, VarLists)> = Vec::new();
         for d in 0..self.k {
             for &g in &self.chain[d] {
                 let e = &self.events[g as usize];
@@ -511,7 +520,12 @@ impl<'a> Model<'a> {
                     || self.hard_succ_bits[gu / 64] >> (gu % 64) & 1 != 0;
                 if e.kind.is_access() && self.shared_var[e.target as usize] {
                     keep = true;
-                    let l = var_lists.entry((d as u32, e.target)).or_default();
+                    let si = &mut slot_of[e.target as usize];
+                    if *si == NONE {
+                        *si = lists.len() as u32;
+                        lists.push((e.target, VarLists::default()));
+                    }
+                    let l = &mut lists[*si as usize].1;
                     l.accesses.push(g);
                     if e.kind.is_write() {
                         l.writes.push(g);
@@ -531,6 +545,10 @@ impl<'a> Model<'a> {
                     rel_idx[gu] = rel_ev[d].len() as u32;
                     rel_ev[d].push(g);
                 }
+            }
+            for (x, l) in lists.drain(..) {
+                slot_of[x as usize] = NONE;
+                var_lists.insert((d as u32, x), l);
             }
         }
         (rel_ev, rel_idx, var_lists, lock_lists)
