@@ -40,7 +40,9 @@
 //! optional "SHB races are races" shortcut, which would make m2 report `m2 ∪ shb` instead
 //! of pure M2 (the vectors pin pure M2, item4trap).
 //!
-//! **Engineering** (§2.7–2.8): the trace is buffered and decided in `finish`; candidates
+//! **Engineering** (§2.7–2.8): the trace is buffered and decided in `finish` (the model's
+//! independent passes and the variables' searches run in parallel under rayon; reports
+//! are made in variable order, so output is deterministic); candidates
 //! are grouped by (variable, thread, location, kind, lockset) and a group pair stops at
 //! its first race, is skipped when its location pair is already reported, and is rejected
 //! outright when the locksets intersect; strict-cone windows (two pointers) discard
