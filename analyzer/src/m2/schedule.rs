@@ -75,13 +75,27 @@ impl Expander {
 
 /// Lemma 5.1's witness before expansion: the model events of `X` in trace order.
 pub(super) fn trace_order(m: &Model, x: &[i32]) -> Vec<u32> {
-    let mut w: Vec<u32> = Vec::new();
-    for (c, &p) in x.iter().enumerate() {
-        if p >= 0 {
-            w.extend_from_slice(&m.chain[c][..=p as usize]);
+    let ends: Vec<u32> = x.iter().map(|&p| (p + 1) as u32).collect();
+    prefixes_in_trace_order(m, &ends)
+}
+
+/// The model events at positions below `ends[c]` of every thread `c`, in trace order: a
+/// scan of the trace up to the last of them (no sort).
+pub(super) fn prefixes_in_trace_order(m: &Model, ends: &[u32]) -> Vec<u32> {
+    let total: usize = ends.iter().map(|&e| e as usize).sum();
+    let last = (0..ends.len())
+        .filter(|&c| ends[c] > 0)
+        .map(|c| m.chain[c][ends[c] as usize - 1])
+        .max();
+    let mut w: Vec<u32> = Vec::with_capacity(total);
+    if let Some(last) = last {
+        for g in 0..=last {
+            let c = m.tix[g as usize];
+            if c != NONE && m.pos[g as usize] < ends[c as usize] {
+                w.push(g);
+            }
         }
     }
-    w.sort_unstable();
-    debug_assert!(w.iter().all(|&g| m.tix[g as usize] != NONE));
+    debug_assert_eq!(w.len(), total);
     w
 }

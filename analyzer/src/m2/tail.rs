@@ -237,15 +237,13 @@ fn conflicts_later_in_y(m: &Model, x: &[i32], w: &[(usize, u32)], g: u32) -> boo
 
 /// `W` as a schedule of `X`'s model events (before expansion, like Lemma 5.1's).
 pub(super) fn schedule(m: &Model, x: &[i32], tails: &Tails) -> Vec<u32> {
-    let mut w: Vec<u32> = Vec::new();
-    for (c, &p) in x.iter().enumerate() {
-        let end = match tails.0.iter().find(|&&(t, _)| t == c) {
-            Some(&(_, s)) => s as usize,
-            None => (p + 1) as usize,
-        };
-        w.extend_from_slice(&m.chain[c][..end]);
-    }
-    w.sort_unstable();
+    let ends: Vec<u32> = (0..x.len())
+        .map(|c| match tails.0.iter().find(|&&(t, _)| t == c) {
+            Some(&(_, s)) => s,
+            None => (x[c] + 1) as u32,
+        })
+        .collect();
+    let mut w = super::schedule::prefixes_in_trace_order(m, &ends);
     for &(c, s) in &tails.0 {
         w.extend_from_slice(&m.chain[c][s as usize..=x[c] as usize]);
     }
