@@ -2431,13 +2431,37 @@ pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), St
             format!("({o}I{o}III)V"),
             arraycopy as *mut c_void,
         ),
-        ("bpenter0", "(II)I".into(), barrier::bp_enter0 as *mut c_void),
-        ("bpenter1", format!("(I{o}I)I"), barrier::bp_enter1 as *mut c_void),
-        ("bpenter2", format!("(I{o}{o}I)I"), barrier::bp_enter2 as *mut c_void),
-        ("bpenter3", format!("(I{o}{o}{o}I)I"), barrier::bp_enter3 as *mut c_void),
-        ("bpenterN", format!("(I[{o}I)I"), barrier::bp_enter_n as *mut c_void),
+        (
+            "bpenter0",
+            "(II)I".into(),
+            barrier::bp_enter0 as *mut c_void,
+        ),
+        (
+            "bpenter1",
+            format!("(I{o}I)I"),
+            barrier::bp_enter1 as *mut c_void,
+        ),
+        (
+            "bpenter2",
+            format!("(I{o}{o}I)I"),
+            barrier::bp_enter2 as *mut c_void,
+        ),
+        (
+            "bpenter3",
+            format!("(I{o}{o}{o}I)I"),
+            barrier::bp_enter3 as *mut c_void,
+        ),
+        (
+            "bpenterN",
+            format!("(I[{o}I)I"),
+            barrier::bp_enter_n as *mut c_void,
+        ),
         ("bpexit", "(I)V".into(), barrier::bp_exit as *mut c_void),
-        ("bpunwind", "(II)V".into(), barrier::bp_unwind as *mut c_void),
+        (
+            "bpunwind",
+            "(II)V".into(),
+            barrier::bp_unwind as *mut c_void,
+        ),
         ("br", "(I)V".into(), br as *mut c_void),
         ("clinit", "(I)V".into(), clinit as *mut c_void),
     ];
