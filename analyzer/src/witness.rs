@@ -529,6 +529,126 @@ impl<'a> Facts<'a> {
         Ok(())
     }
 
+    /// The canonical form of a witness (witness.md §6.3): of the schedules that keep the
+    /// order of every two *dependent* events of `schedule` (same thread; same lock;
+    /// same variable with a write among them; a `fork` before its thread's events, a
+    /// thread's events before its `join`; a BarrierPair edge), the one that always runs
+    /// the available event recorded first, with the racing pair held back to the end.
+    ///
+    /// Every validation rule depends only on the order of dependent events, except that
+    /// a read no recorded write explains is concrete only at its recorded place, so
+    /// callers validate the result and keep `schedule` if it fails
+    /// ([`Witnesser`] does). The result runs as much of the recording as recorded as any
+    /// reordering can, so the view elides more and departs later.
+    pub fn canonical(&self, schedule: &[usize]) -> Vec<usize> {
+        let k = schedule.len();
+        if k <= 2 {
+            return schedule.to_vec();
+        }
+        let body = &schedule[..k - 2];
+        // The leading run 0, 1, 2, ... is already canonical: each is the smallest event
+        // left and has no dependence on a later one.
+        let p = body
+            .iter()
+            .enumerate()
+            .take_while(|&(s, &i)| s == i)
+            .count();
+        let rest = &body[p..];
+        let m = rest.len();
+        let pos: HashMap<usize, usize> = rest.iter().enumerate().map(|(s, &i)| (i, s)).collect();
+        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); m];
+        let mut indeg = vec![0u32; m];
+        let mut edge = |from: usize, to: usize, succ: &mut Vec<Vec<u32>>| {
+            succ[from].push(to as u32);
+            indeg[to] += 1;
+        };
+        let mut last_thread: HashMap<u32, usize> = HashMap::new();
+        let mut last_lock: HashMap<u32, usize> = HashMap::new();
+        // Per variable: the last write and the reads since it.
+        let mut var_state: HashMap<u32, (Option<usize>, Vec<usize>)> = HashMap::new();
+        let mut first_of_thread: HashMap<u32, usize> = HashMap::new();
+        for (s, &i) in rest.iter().enumerate() {
+            let e = self.ev(i);
+            let t = self.tix[i];
+            if let Some(&q) = last_thread.get(&t) {
+                edge(q, s, &mut succ);
+            }
+            last_thread.insert(t, s);
+            first_of_thread.entry(t).or_insert(s);
+            if e.kind.has_lock() {
+                if let Some(q) = last_lock.insert(e.target, s) {
+                    edge(q, s, &mut succ);
+                }
+            }
+            if e.kind.is_access() {
+                let st = var_state.entry(e.target).or_default();
+                if e.kind.is_write() {
+                    let preds: Vec<usize> = st.0.into_iter().chain(st.1.drain(..)).collect();
+                    st.0 = Some(s);
+                    for q in preds {
+                        edge(q, s, &mut succ);
+                    }
+                } else {
+                    st.1.push(s);
+                    if let Some(q) = st.0 {
+                        edge(q, s, &mut succ);
+                    }
+                }
+            }
+            if let Some(xs) = self.before.get(&(i as u32)) {
+                for &x in xs {
+                    if let Some(&q) = pos.get(&(x as usize)) {
+                        if q < s {
+                            edge(q, s, &mut succ);
+                        }
+                    }
+                }
+            }
+        }
+        // Fork before the child's events, the child's events before its join.
+        for (s, &i) in rest.iter().enumerate() {
+            let e = self.ev(i);
+            let child = match e.kind {
+                Kind::Fork | Kind::Join => self.dense.get(&e.target).copied(),
+                _ => None,
+            };
+            let Some(c) = child else { continue };
+            if e.kind == Kind::Fork {
+                if let Some(&q) = first_of_thread.get(&c) {
+                    if q > s {
+                        edge(s, q, &mut succ);
+                    }
+                }
+            } else if let Some(&q) = last_thread.get(&c) {
+                if q < s {
+                    edge(q, s, &mut succ);
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(k);
+        out.extend_from_slice(&body[..p]);
+        let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<(usize, usize)>> = (0..m)
+            .filter(|&s| indeg[s] == 0)
+            .map(|s| std::cmp::Reverse((rest[s], s)))
+            .collect();
+        while let Some(std::cmp::Reverse((i, s))) = ready.pop() {
+            out.push(i);
+            for &u in &succ[s] {
+                let u = u as usize;
+                indeg[u] -= 1;
+                if indeg[u] == 0 {
+                    ready.push(std::cmp::Reverse((rest[u], u)));
+                }
+            }
+        }
+        debug_assert_eq!(out.len(), k - 2, "the dependence order is acyclic");
+        if out.len() != k - 2 {
+            return schedule.to_vec();
+        }
+        out.extend_from_slice(&schedule[k - 2..]);
+        out
+    }
+
     /// Checks a schedule that is only a correct reordering (no race at its end).
     pub fn validate_prefix(&self, schedule: &[usize]) -> Result<(), WitnessError> {
         self.walk(schedule, false)
@@ -1165,6 +1285,20 @@ impl<'a> Witnesser<'a> {
         None
     }
 
+    /// `wit`, a witness of `(a, b)` valid in `model`, in canonical form
+    /// ([`Facts::canonical`]) when that is valid too (it always should be; a read no
+    /// write explains is the one exception the validator can catch), else unchanged.
+    pub fn canonical(&self, model: Model, a: usize, b: usize, wit: Witness) -> Witness {
+        let c = self.facts.canonical(&wit.schedule);
+        if c == wit.schedule || self.facts.validate_race_model(model, a, b, &c).is_err() {
+            return wit;
+        }
+        Witness {
+            schedule: c,
+            method: wit.method,
+        }
+    }
+
     /// The acquires (and wakes) of the locks `a`'s thread holds at `a`, nearest first.
     fn retreat_points(&self, a: usize) -> Vec<usize> {
         let f = &self.facts;
@@ -1310,11 +1444,15 @@ pub fn witness_analysis(trace: &Trace, analysis: &mut Analysis) -> RaceWitnesses
                     .get(&(p.first, p.second))
                     .into_iter()
                     .flatten()
-                    .find_map(|&(m, s)| w.check_provided_model(m, x, y, s))
+                    .find_map(|&(m, s)| Some((m, w.check_provided_model(m, x, y, s)?)))
             };
-            if let Some(wit) = w.witness_or_provided(x, y, given).or_else(valued) {
+            let got = w
+                .witness_or_provided(x, y, given)
+                .map(|wit| (Model::Rf, wit))
+                .or_else(valued);
+            if let Some((model, wit)) = got {
                 r.pair = *p;
-                found = Some(wit);
+                found = Some(w.canonical(model, x, y, wit));
                 break;
             }
         }

@@ -554,3 +554,94 @@ fn random_traces_every_m2_race_has_a_validated_witness() {
         "weak test: only {beyond_constructions} m2 pairs need m2's own schedule"
     );
 }
+
+/// Length of the leading run `0, 1, 2, ...` of a schedule: what the view elides.
+fn as_recorded(s: &[usize]) -> usize {
+    s[..s.len() - 2]
+        .iter()
+        .enumerate()
+        .take_while(|&(k, &i)| k == i)
+        .count()
+}
+
+/// Canonical form (witness.md §6.3) on random traces: for every valid construction, the
+/// canonical schedule validates, ends with the same pair, has the same events, is its
+/// own canonical form, is lexicographically no larger (it is the smallest order that
+/// keeps every dependence), and so runs at least as long a prefix as recorded.
+#[test]
+fn canonical_witnesses_validate_and_follow_the_recording() {
+    let (mut checked, mut moved) = (0usize, 0usize);
+    for (seed, cfg) in cases().step_by(2) {
+        let (text, trace) = random_trace(seed, &cfg);
+        let a = analyze(&trace);
+        let pairs = all_pairs(&a);
+        let w = Witnesser::new(&trace, pairs.iter().map(|&(_, x, y)| (x, y)));
+        let facts = w.facts();
+        for &(_, x, y) in &pairs {
+            for (_, s) in w.candidates(x, y) {
+                if facts.validate_race(x, y, &s).is_err() {
+                    continue;
+                }
+                let c = facts.canonical(&s);
+                checked += 1;
+                moved += usize::from(c != s);
+                facts.validate_race(x, y, &c).unwrap_or_else(|e| {
+                    panic!("seed {seed}: canonical {c:?} of {s:?}: {e}\n{text}")
+                });
+                assert_eq!(c[c.len() - 2..], s[s.len() - 2..], "seed {seed}");
+                let (mut cs, mut ss) = (c.clone(), s.clone());
+                cs.sort_unstable();
+                ss.sort_unstable();
+                assert_eq!(cs, ss, "seed {seed}: not a permutation");
+                assert_eq!(
+                    facts.canonical(&c),
+                    c,
+                    "seed {seed}: not idempotent\n{text}"
+                );
+                assert!(c <= s, "seed {seed}: {c:?} > {s:?}\n{text}");
+                assert!(as_recorded(&c) >= as_recorded(&s), "seed {seed}");
+            }
+        }
+    }
+    eprintln!("canonical: {checked} witnesses, {moved} reordered");
+    assert!(
+        checked > 2000 && moved > 100,
+        "weak test: {checked} checked, {moved} moved"
+    );
+}
+
+/// TV1 of witness.md §10.1: the greedy witness `1 2 3 4 7 8 9 10 11 5 12` is canonical
+/// (prefix 4); the brute-force alternative `1 2 3 7 8 9 10 11 4 5 12` canonicalizes to it.
+#[test]
+fn canonical_form_of_tv1() {
+    let text = "T1|acq(KeyLock)|Worker.java:1
+T1|r(numDelItr,0)|Worker.java:2
+T1|rel(KeyLock)|Worker.java:4
+T2|acq(KeyLock)|Worker.java:1
+T2|r(numDelItr,0)|Worker.java:2
+T2|rel(KeyLock)|Worker.java:4
+T1|acq(NumLock)|Worker.java:6
+T1|w(NumDeleted,1)|Worker.java:9
+T1|rel(NumLock)|Worker.java:11
+T1|acq(DelLock)|Worker.java:13
+T1|r(numDelItr,0)|Worker.java:14
+T1|w(numDelItr,1)|Worker.java:14
+T1|rel(DelLock)|Worker.java:15
+";
+    let trace = jrace_trace::std_format::parse_str(text, "tv1.std").unwrap();
+    let facts = Facts::new(&trace);
+    let ids = |v: &[usize]| v.iter().map(|&i| i - 1).collect::<Vec<_>>();
+    let greedy = ids(&[1, 2, 3, 4, 7, 8, 9, 10, 11, 5, 12]);
+    let other = ids(&[1, 2, 3, 7, 8, 9, 10, 11, 4, 5, 12]);
+    facts.validate_race(4, 11, &other).unwrap();
+    assert_eq!(facts.canonical(&other), greedy);
+    assert_eq!(facts.canonical(&greedy), greedy);
+    let mut a = analyze(&trace);
+    let rw = witness_analysis(&trace, &mut a);
+    let r = a
+        .races
+        .iter()
+        .position(|r| (r.pair.first, r.pair.second) == (4, 11))
+        .expect("the race (5, 12)");
+    assert_eq!(rw.witnesses[r].as_ref().unwrap().schedule, greedy);
+}
