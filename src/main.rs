@@ -86,10 +86,15 @@ const WITNESS_HELP: &str = "The trace is analyzed as by `jrace analyze --witness
 detectors, so race ids match analyze's report for the same -d.\n\n\
 Text view: `>>` marks the two racing rows, `^` a row that runs before an event recorded \
 earlier (it overtakes), and a `--` line the point where the schedule departs from the \
-recorded order. Each cell holds the thread's op and the locks it holds after it. With more \
+recorded order. Each cell holds the thread's op and the locks it holds after it; `~` marks a \
+read that gets its value from another write than in the recording (mcm's and said's \
+witnesses may need that), explained below the table. With more \
 than 8 threads, the racing threads keep their columns and the rest share one `others` \
 column. Colour only when standard output is a terminal and NO_COLOR is unset.\n\n\
-Examples:\n  jrace witness examples/bank.std --race 2\n  jrace witness examples/bank.std --race 2 --html race2.html";
+The schedule is in canonical form: of the orders that keep every two dependent events \
+(same thread, same lock, same variable with a write) as the witness found them, the one \
+that runs the earliest recorded event first, so it follows the recording as long as it can.\n\n\
+Examples:\n  jrace witness examples/bank.std --race 2\n  jrace witness examples/bank.std --race 2 --context 5 --wide\n  jrace witness examples/bank.std --race 2 --html race2.html";
 
 #[derive(clap::Args)]
 struct WitnessArgs {
@@ -104,6 +109,12 @@ struct WitnessArgs {
     /// Also write the view as one self-contained HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Show the last K events of the elided as-recorded prefix as rows.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    context: usize,
+    /// Do not cut cells at 32 characters.
+    #[arg(long)]
+    wide: bool,
 }
 
 /// `--tree=MODE`: `hb`, `hybrid` or `lockset`.
@@ -610,14 +621,16 @@ fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
     // The same trace analyze_source read, kept for names, ops and locations.
     let trace = jrace_trace::load(&args.trace)
         .with_context(|| format!("cannot read {}", args.trace.display()))?;
-    let view = witness_view::View::new(&trace, race).map_err(|e| {
-        anyhow!(
-            "race {} ({} on {}) has no witness to show: {e}",
-            race.id,
-            race.kind,
-            race.variable
-        )
-    })?;
+    let view = witness_view::View::new(&trace, race)
+        .map_err(|e| {
+            anyhow!(
+                "race {} ({} on {}) has no witness to show: {e}",
+                race.id,
+                race.kind,
+                race.variable
+            )
+        })?
+        .expand_prefix(args.context);
     if let Some(file) = &args.html {
         let name = args
             .trace
@@ -628,7 +641,10 @@ fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
         std::fs::write(file, page).with_context(|| format!("cannot write {}", file.display()))?;
     }
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let text = view.to_text(color);
+    let text = view.to_text_with(witness_view::TextOptions {
+        color,
+        wide: args.wide,
+    });
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {

@@ -334,3 +334,66 @@ fn adjacent_race_says_the_schedule_is_as_recorded() {
     assert!(!v.contains("departs"), "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// TV5 of witness.md §10.5: only a cf witness exists (t2's read of y must see the initial
+/// value), which mcm finds. The view says model cf, marks the stale read with `~` and
+/// explains it below the table; `--context 1` shows the last elided row, `--wide` keeps
+/// long cells whole.
+#[test]
+fn cf_witness_marks_the_stale_read_and_context_expands_the_prefix() {
+    let dir = temp_dir("tv5");
+    let p = dir.join("tv5.std");
+    std::fs::write(
+        &p,
+        "t1|fork(t2)|1\nt1|acq(l)|2\nt1|w(x,1)|3\nt1|w(y,1)|4\nt1|rel(l)|5\nt2|begin|6\n\
+         t2|acq(l)|7\nt2|r(y,1)|8\nt2|rel(l)|9\nt2|r(x,1)|10\nt2|br|11\nt2|w(z,1)|12\n\
+         t2|end|13\nt1|join(t2)|14\nt1|r(z,1)|15\nt1|br|16\n",
+    )
+    .unwrap();
+    let p = p.display().to_string();
+    let out = jrace(&["witness", &p, "--race", "1", "-d", "mcm"]);
+    assert!(out.status.success(), "{out:?}");
+    let v = text(&out);
+    assert!(v.contains("model cf"), "{v}");
+    let rows = race_rows(&v);
+    assert_eq!(rows.len(), 2, "{v}");
+    assert!(
+        rows[0].contains("w(x,1)") && rows[1].contains("r(x,1)"),
+        "{v}"
+    );
+    // The canonical cf witness of the notes: 1 6 7 8 9 2 3 10, event 8 stale.
+    let stale: Vec<&str> = v.lines().filter(|l| l.contains("~r(y,1)")).collect();
+    assert_eq!(stale.len(), 1, "{v}");
+    assert!(
+        v.contains("~ step 4 (event 8): t2 reads from the initial value, not from event 4 as recorded (recorded value 1)."),
+        "{v}"
+    );
+    assert!(v.contains("first 1 step as recorded"), "{v}");
+    assert!(v.contains("... 1 event as recorded: t1 1"), "{v}");
+
+    let out = jrace(&["witness", &p, "--race", "1", "-d", "mcm", "--context", "1"]);
+    assert!(out.status.success(), "{out:?}");
+    let c = text(&out);
+    assert!(
+        !c.contains("as recorded: t1"),
+        "the one elided row is shown\n{c}"
+    );
+    assert!(c.lines().any(|l| l.contains("fork(t2)")), "{c}");
+
+    // A variable name longer than a cell.
+    let long = dir.join("long.std");
+    let name = "com.example.some.deeply.nested.pkg.Class.field";
+    std::fs::write(
+        &long,
+        format!("T1|w({name},1)|A.java:1\nT2|w({name},2)|B.java:3\n"),
+    )
+    .unwrap();
+    let long = long.display().to_string();
+    let cut = text(&jrace(&["witness", &long, "--race", "1"]));
+    let full = format!("w({name},1)");
+    assert!(race_rows(&cut)[0].contains("..."), "{cut}");
+    assert!(!race_rows(&cut)[0].contains(&full), "{cut}");
+    let wide = text(&jrace(&["witness", &long, "--race", "1", "--wide"]));
+    assert!(race_rows(&wide)[0].contains(&full), "{wide}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

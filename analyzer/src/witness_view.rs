@@ -65,6 +65,34 @@ pub struct Row {
     pub overtakes: bool,
     /// One of the two racing accesses.
     pub race: bool,
+    /// A read (not a racing one) that reads from another write than in the recording.
+    pub stale: Option<Stale>,
+}
+
+/// A read that, in the schedule, gets its value from another write than it did in the
+/// recording (allowed by the value models of witness.md §5.3, which `said`'s and `mcm`'s
+/// witnesses are checked in).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stale {
+    /// 1-based event id of the write it reads from in the schedule (`None`: the initial
+    /// value).
+    pub reads_from: Option<u64>,
+    /// The same for the recording.
+    pub recorded_from: Option<u64>,
+    /// The value the recorded read returned, when recorded.
+    pub recorded_value: Option<String>,
+    /// The value the write it reads from in the schedule wrote, when known. Equal to
+    /// `recorded_value` under the value model; may differ under cf.
+    pub value: Option<String>,
+}
+
+/// Options of the text view.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TextOptions {
+    /// ANSI colour (bold racing rows, dim elided rows, highlighted departure).
+    pub color: bool,
+    /// No truncation of cells at [`MAX_CELL`] characters.
+    pub wide: bool,
 }
 
 /// A column of the table.
@@ -97,6 +125,10 @@ pub struct View {
     pub departure: Option<(usize, u64, String)>,
     /// For each racing access: locks held just before it.
     pub race_locks: [Vec<String>; 2],
+    /// The feasibility model the schedule needs (witness.md §5.3): `rf` when every read
+    /// keeps its recorded writer, `value` when some read changes writer but not value,
+    /// `cf` when some read's value changes (only `mcm` and `rdit` report such races).
+    pub model: &'static str,
 }
 
 /// Why a race cannot be shown.
@@ -214,6 +246,30 @@ impl View {
             }
         }
 
+        // The recorded writer of every read in the schedule.
+        let reads: std::collections::HashSet<usize> = schedule[..len - 2]
+            .iter()
+            .copied()
+            .filter(|&i| matches!(trace.events[i].kind, Kind::Read | Kind::VRead))
+            .collect();
+        let mut recorded_from: HashMap<usize, Option<usize>> = HashMap::new();
+        if !reads.is_empty() {
+            let end = reads.iter().max().map_or(0, |&m| m + 1);
+            let mut last_write: HashMap<u32, usize> = HashMap::new();
+            for (i, e) in trace.events[..end].iter().enumerate() {
+                if reads.contains(&i) {
+                    recorded_from.insert(i, last_write.get(&e.target).copied());
+                } else if e.kind.is_write() {
+                    last_write.insert(e.target, i);
+                }
+            }
+        }
+        let mut sched_write: HashMap<u32, usize> = HashMap::new();
+        let value_of = |i: usize| {
+            let e = &trace.events[i];
+            e.has_value().then(|| e.value.to_string())
+        };
+
         let mut held: HashMap<ThreadId, Vec<u32>> = HashMap::new();
         let mut scheduled = vec![false; n];
         let mut next = 0usize; // smallest index not yet scheduled
@@ -232,6 +288,21 @@ impl View {
             }
             if k + 2 >= len {
                 race_locks[k + 2 - len] = lock_names(sym, held.get(&e.thread));
+            }
+            let stale = match recorded_from.get(&i) {
+                Some(&rec) => {
+                    let now = sched_write.get(&e.target).copied();
+                    (now != rec).then(|| Stale {
+                        reads_from: now.map(|w| w as u64 + 1),
+                        recorded_from: rec.map(|w| w as u64 + 1),
+                        recorded_value: value_of(i),
+                        value: now.and_then(value_of),
+                    })
+                }
+                None => None,
+            };
+            if e.kind.is_write() {
+                sched_write.insert(e.target, i);
             }
             crate::report::track_held_locks(&mut held, e);
             scheduled[i] = true;
@@ -255,39 +326,74 @@ impl View {
                 method: detail.map(|d| format!("{}.{}", d.class, d.method)),
                 overtakes,
                 race: k + 2 >= len,
+                stale,
             });
         }
         let prefix = departure.as_ref().map_or(len, |d| d.0).min(len - 2);
-
-        let mut prefix_counts: Vec<(String, usize)> = Vec::new();
-        let mut plocks: HashMap<ThreadId, Vec<u32>> = HashMap::new();
-        for &i in &schedule[..prefix] {
-            let e = &trace.events[i];
-            let name = sym.thread_name(e.thread);
-            match prefix_counts.iter_mut().find(|(t, _)| t == name) {
-                Some(c) => c.1 += 1,
-                None => prefix_counts.push((name.to_owned(), 1)),
-            }
-            crate::report::track_held_locks(&mut plocks, e);
-        }
-        let mut prefix_locks: Vec<Vec<(String, Vec<String>)>> = vec![Vec::new(); columns.len()];
-        for &t in &order {
-            prefix_locks[col_of[&t]].push((
-                sym.thread_name(t).to_owned(),
-                lock_names(sym, plocks.get(&t)),
-            ));
-        }
-        Ok(View {
+        let stale: Vec<&Stale> = rows.iter().filter_map(|r| r.stale.as_ref()).collect();
+        let model = if stale.is_empty() {
+            "rf"
+        } else if stale
+            .iter()
+            .all(|s| s.recorded_value.is_some() && s.value == s.recorded_value)
+        {
+            "value"
+        } else {
+            "cf"
+        };
+        let mut view = View {
             race: race.clone(),
             rows,
             columns,
             folded,
             prefix,
-            prefix_counts,
-            prefix_locks,
+            prefix_counts: Vec::new(),
+            prefix_locks: Vec::new(),
             departure,
             race_locks,
-        })
+            model,
+        };
+        view.summarize_prefix();
+        Ok(view)
+    }
+
+    /// Shows the last `k` elided rows (`jrace witness --context K`): the elided prefix
+    /// shrinks by `k` rows.
+    pub fn expand_prefix(mut self, k: usize) -> View {
+        self.prefix = self.prefix.saturating_sub(k);
+        self.summarize_prefix();
+        self
+    }
+
+    /// Recomputes the per-thread counts and held locks of the elided prefix from its rows.
+    fn summarize_prefix(&mut self) {
+        let rows = &self.rows[..self.prefix];
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for r in rows {
+            match counts.iter_mut().find(|(t, _)| *t == r.thread) {
+                Some(c) => c.1 += 1,
+                None => counts.push((r.thread.clone(), 1)),
+            }
+        }
+        self.prefix_counts = counts;
+        self.prefix_locks = self
+            .columns
+            .iter()
+            .map(|c| {
+                c.threads
+                    .iter()
+                    .map(|t| {
+                        let locks = rows
+                            .iter()
+                            .rev()
+                            .find(|r| r.thread == *t)
+                            .map(|r| r.locks.clone())
+                            .unwrap_or_default();
+                        (t.clone(), locks)
+                    })
+                    .collect()
+            })
+            .collect();
     }
 
     /// The text of a row's cell (without truncation).
@@ -295,6 +401,9 @@ impl View {
         let mut s = String::new();
         if self.folded && r.column == 2 {
             let _ = write!(s, "{}: ", r.thread);
+        }
+        if r.stale.is_some() {
+            s.push('~');
         }
         s.push_str(&r.op);
         if !r.locks.is_empty() {
@@ -357,8 +466,9 @@ impl View {
             )
         };
         out.push(format!(
-            "witness  {} steps, model rf; {elided}; race found by {}",
+            "witness  {} steps, model {}; {elided}; race found by {}",
             len,
+            self.model,
             r.detectors.join(",")
         ));
         out
@@ -426,7 +536,13 @@ impl View {
     /// The text view (witness.md §8.1). `color` adds ANSI styles (bold racing rows, dim
     /// elided row, highlighted departure); the marks carry the meaning without it.
     pub fn to_text(&self, color: bool) -> String {
-        let (bold, dim, yellow, reset) = if color {
+        self.to_text_with(TextOptions { color, wide: false })
+    }
+
+    /// The text view with [`TextOptions`].
+    pub fn to_text_with(&self, opts: TextOptions) -> String {
+        let trunc = |s: &str| if opts.wide { s.to_owned() } else { trunc(s) };
+        let (bold, dim, yellow, reset) = if opts.color {
             ("\x1b[1;31m", "\x1b[2m", "\x1b[33m", "\x1b[0m")
         } else {
             ("", "", "", "")
@@ -446,9 +562,13 @@ impl View {
         }
         out.push('\n');
 
-        let cells: Vec<String> = self.rows.iter().map(|r| trunc(&self.cell(r))).collect();
+        let cells: Vec<String> = self
+            .rows
+            .iter()
+            .map(|r| trunc(self.cell(r).as_str()))
+            .collect();
         let held: Vec<String> = (0..self.columns.len())
-            .map(|c| trunc(&self.held_cell(c)))
+            .map(|c| trunc(self.held_cell(c).as_str()))
             .collect();
         let mut widths: Vec<usize> = self.columns.iter().map(|c| c.name.len()).collect();
         for (k, r) in self.rows.iter().enumerate().skip(self.prefix) {
@@ -542,7 +662,39 @@ impl View {
         }
         out.push('\n');
         let _ = writeln!(out, "{}", self.footer_text());
+        for line in self.stale_notes() {
+            let _ = writeln!(out, "{line}");
+        }
         out
+    }
+
+    /// One footnote per `~` row shown: where the read gets its value in the schedule and
+    /// where it got it in the recording.
+    pub fn stale_notes(&self) -> Vec<String> {
+        let src = |w: Option<u64>| match w {
+            Some(e) => format!("event {e}"),
+            None => "the initial value".to_owned(),
+        };
+        self.rows
+            .iter()
+            .skip(self.prefix)
+            .filter_map(|r| {
+                let s = r.stale.as_ref()?;
+                let value = match (&s.value, &s.recorded_value) {
+                    (Some(v), Some(rv)) if v == rv => format!(" (the same value, {v})"),
+                    (_, Some(rv)) => format!(" (recorded value {rv})"),
+                    _ => String::new(),
+                };
+                Some(format!(
+                    "~ step {} (event {}): {} reads from {}, not from {} as recorded{value}.",
+                    r.step,
+                    r.event,
+                    r.thread,
+                    src(s.reads_from),
+                    src(s.recorded_from)
+                ))
+            })
+            .collect()
     }
 
     /// The HTML view (witness.md §8.2): one self-contained page. `trace_name` is shown as
@@ -612,7 +764,10 @@ impl View {
         dd(
             &mut o,
             "witness",
-            &format!("{} steps, model rf, first {} as recorded", len, self.prefix),
+            &format!(
+                "{} steps, model {}, first {} as recorded",
+                len, self.model, self.prefix
+            ),
         );
         dd(
             &mut o,
@@ -626,6 +781,8 @@ impl View {
              <li><span class=\"label\">RACE</span> one of the two racing accesses (outlined row)</li>\
              <li><b>^</b> the row overtakes: it runs before an event recorded earlier</li>\
              <li><span class=\"lock\">lock</span> a lock the thread holds after the event</li>\
+             <li><b>~</b> a read that gets its value from another write than in the recording \
+             (footnotes below the table)</li>\
              <li>Each column is a thread; only the acting thread's cell is filled. \
              Hover a cell for details.</li></ul></section>\n",
         );
@@ -729,15 +886,15 @@ impl View {
             self.html_row(&mut o, row);
         }
         o.push_str("</tbody></table>\n");
-        let _ = writeln!(
-            o,
-            "<footer><p>{}</p></footer>",
-            esc(&self.footer_text()).replace('\n', "<br>\n")
-        );
+        let mut footer = esc(&self.footer_text()).replace('\n', "<br>\n");
+        for note in self.stale_notes() {
+            let _ = write!(footer, "<br>\n{}", esc(&note));
+        }
+        let _ = writeln!(o, "<footer><p>{footer}</p></footer>");
         // Machine-readable copy.
         let json = serde_json::json!({
             "race": r,
-            "model": "rf",
+            "model": self.model,
             "prefix": self.prefix,
         });
         let json = serde_json::to_string(&json)
@@ -765,6 +922,9 @@ impl View {
             cls.push("race");
         } else if row.overtakes {
             cls.push("overtakes");
+        }
+        if row.stale.is_some() {
+            cls.push("stale");
         }
         let _ = write!(
             o,
@@ -807,6 +967,9 @@ impl View {
                 let _ = write!(title, " in {m}");
             }
             let _ = write!(title, "; holds {} after it", braces(&row.locks));
+            if row.stale.is_some() {
+                title.push_str("; reads from another write than in the recording (see below)");
+            }
             let base = if self.columns[c].racing {
                 "racing"
             } else {
@@ -821,7 +984,8 @@ impl View {
             if self.folded && c == 2 {
                 let _ = write!(o, "<span class=\"who\">{}:</span> ", esc(&row.thread));
             }
-            let _ = write!(o, "<code class=\"op\">{}</code>", esc(&row.op));
+            let glyph = if row.stale.is_some() { "~" } else { "" };
+            let _ = write!(o, "<code class=\"op\">{glyph}{}</code>", esc(&row.op));
             if !row.locks.is_empty() {
                 let _ = write!(o, " {}", lock_badges(&row.locks));
             }
