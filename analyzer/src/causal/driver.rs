@@ -228,6 +228,14 @@ pub fn run_with_objects(
             "jrace: {policy:?}: {stats:?}, {:.2}s",
             t_start.elapsed().as_secs_f64()
         );
+        let mut per: Vec<(u64, bool)> = sigs
+            .queries
+            .iter()
+            .map(|(k, &q)| (q as u64, sigs.done.contains(k)))
+            .collect();
+        per.sort_unstable_by(|a, b| b.cmp(a));
+        per.truncate(20);
+        eprintln!("jrace: {policy:?}: queries per signature, most first (count, race): {per:?}");
     }
     for (k, &q) in &sigs.queries {
         if q >= opts.max_queries_per_signature.max(1) && !sigs.done.contains(k) {
