@@ -69,6 +69,12 @@ use std::fmt;
 
 const NONE: u32 = u32::MAX;
 
+/// [`Facts::canonical`] leaves a witness as found when more than this many of its events
+/// would have to be reordered: canonicalizing and validating again costs time linear in
+/// the whole schedule, per race, and such witnesses (m2's on long traces) are shown with
+/// their long prefix elided anyway.
+pub const CANONICAL_MAX_REORDER: usize = 100_000;
+
 /// Detectors whose every race must carry a validated witness (DESIGN §5): shb's come
 /// from the SHB closure, m2's, mcm's, said's and rdit's from the schedules they attach.
 pub const MUST_WITNESS: &[&str] = &["shb", "m2", "mcm", "said", "rdit"];
@@ -539,105 +545,129 @@ impl<'a> Facts<'a> {
     /// a read no recorded write explains is concrete only at its recorded place, so
     /// callers validate the result and keep `schedule` if it fails
     /// ([`Witnesser`] does). The result runs as much of the recording as recorded as any
-    /// reordering can, so the view elides more and departs later.
+    /// reordering can, so the view elides more and departs later. A witness with more
+    /// than [`CANONICAL_MAX_REORDER`] events to reorder is returned as it is.
     pub fn canonical(&self, schedule: &[usize]) -> Vec<usize> {
         let k = schedule.len();
         if k <= 2 {
             return schedule.to_vec();
         }
         let body = &schedule[..k - 2];
-        // The leading run 0, 1, 2, ... is already canonical: each is the smallest event
-        // left and has no dependence on a later one.
-        let p = body
-            .iter()
-            .enumerate()
-            .take_while(|&(s, &i)| s == i)
-            .count();
+        // An increasing body is its own canonical form (no order is smaller). Otherwise,
+        // with d the first descent, every event before d smaller than all events from d
+        // on is emitted where it stands (it is the smallest event left when its turn
+        // comes, and depends only on earlier ones): only the rest is reordered.
+        let Some(d) = (1..body.len()).find(|&s| body[s] < body[s - 1]) else {
+            return schedule.to_vec();
+        };
+        let min_after = body[d..].iter().copied().min().unwrap_or(usize::MAX);
+        let p = body[..d].iter().take_while(|&&i| i < min_after).count();
         let rest = &body[p..];
         let m = rest.len();
-        let pos: HashMap<usize, usize> = rest.iter().enumerate().map(|(s, &i)| (i, s)).collect();
-        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); m];
-        let mut indeg = vec![0u32; m];
-        let mut edge = |from: usize, to: usize, succ: &mut Vec<Vec<u32>>| {
-            succ[from].push(to as u32);
-            indeg[to] += 1;
-        };
-        let mut last_thread: HashMap<u32, usize> = HashMap::new();
-        let mut last_lock: HashMap<u32, usize> = HashMap::new();
+        if m > CANONICAL_MAX_REORDER {
+            return schedule.to_vec();
+        }
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut last_thread: HashMap<u32, u32> = HashMap::new();
+        let mut first_of_thread: HashMap<u32, u32> = HashMap::new();
+        let mut last_lock: HashMap<u32, u32> = HashMap::new();
         // Per variable: the last write and the reads since it.
-        let mut var_state: HashMap<u32, (Option<usize>, Vec<usize>)> = HashMap::new();
-        let mut first_of_thread: HashMap<u32, usize> = HashMap::new();
+        let mut var_state: HashMap<u32, (Option<u32>, Vec<u32>)> = HashMap::new();
         for (s, &i) in rest.iter().enumerate() {
+            let s = s as u32;
             let e = self.ev(i);
             let t = self.tix[i];
-            if let Some(&q) = last_thread.get(&t) {
-                edge(q, s, &mut succ);
+            if let Some(q) = last_thread.insert(t, s) {
+                edges.push((q, s));
             }
-            last_thread.insert(t, s);
             first_of_thread.entry(t).or_insert(s);
             if e.kind.has_lock() {
                 if let Some(q) = last_lock.insert(e.target, s) {
-                    edge(q, s, &mut succ);
+                    edges.push((q, s));
                 }
             }
             if e.kind.is_access() {
                 let st = var_state.entry(e.target).or_default();
                 if e.kind.is_write() {
-                    let preds: Vec<usize> = st.0.into_iter().chain(st.1.drain(..)).collect();
+                    edges.extend(st.0.into_iter().chain(st.1.drain(..)).map(|q| (q, s)));
                     st.0 = Some(s);
-                    for q in preds {
-                        edge(q, s, &mut succ);
-                    }
                 } else {
                     st.1.push(s);
                     if let Some(q) = st.0 {
-                        edge(q, s, &mut succ);
+                        edges.push((q, s));
                     }
                 }
             }
-            if let Some(xs) = self.before.get(&(i as u32)) {
-                for &x in xs {
-                    if let Some(&q) = pos.get(&(x as usize)) {
-                        if q < s {
-                            edge(q, s, &mut succ);
+            // The child's events before its join (forks: below).
+            if e.kind == Kind::Join {
+                if let Some(&q) = self.dense.get(&e.target).and_then(|c| last_thread.get(c)) {
+                    edges.push((q, s));
+                }
+            }
+        }
+        // A fork before its child's first event (the rest follow by program order).
+        for (s, &i) in rest.iter().enumerate() {
+            let e = self.ev(i);
+            if e.kind == Kind::Fork {
+                if let Some(&q) = self
+                    .dense
+                    .get(&e.target)
+                    .and_then(|c| first_of_thread.get(c))
+                {
+                    if q as usize > s {
+                        edges.push((s as u32, q));
+                    }
+                }
+            }
+        }
+        if !self.before.is_empty() {
+            let mut pos: Vec<(usize, u32)> = rest
+                .iter()
+                .enumerate()
+                .map(|(s, &i)| (i, s as u32))
+                .collect();
+            pos.sort_unstable();
+            let at = |x: usize| pos.binary_search_by_key(&x, |p| p.0).ok().map(|j| pos[j].1);
+            for (s, &i) in rest.iter().enumerate() {
+                for &x in self.before.get(&(i as u32)).into_iter().flatten() {
+                    if let Some(q) = at(x as usize) {
+                        if (q as usize) < s {
+                            edges.push((q, s as u32));
                         }
                     }
                 }
             }
         }
-        // Fork before the child's events, the child's events before its join.
-        for (s, &i) in rest.iter().enumerate() {
-            let e = self.ev(i);
-            let child = match e.kind {
-                Kind::Fork | Kind::Join => self.dense.get(&e.target).copied(),
-                _ => None,
-            };
-            let Some(c) = child else { continue };
-            if e.kind == Kind::Fork {
-                if let Some(&q) = first_of_thread.get(&c) {
-                    if q > s {
-                        edge(s, q, &mut succ);
-                    }
-                }
-            } else if let Some(&q) = last_thread.get(&c) {
-                if q < s {
-                    edge(q, s, &mut succ);
-                }
-            }
+        // Successor lists (CSR) and in-degrees.
+        let mut start = vec![0u32; m + 1];
+        let mut indeg = vec![0u32; m];
+        for &(x, y) in &edges {
+            start[x as usize + 1] += 1;
+            indeg[y as usize] += 1;
+        }
+        for j in 0..m {
+            start[j + 1] += start[j];
+        }
+        let mut succ = vec![0u32; edges.len()];
+        let mut fill = start.clone();
+        for &(x, y) in &edges {
+            succ[fill[x as usize] as usize] = y;
+            fill[x as usize] += 1;
         }
         let mut out = Vec::with_capacity(k);
         out.extend_from_slice(&body[..p]);
-        let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<(usize, usize)>> = (0..m)
+        let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<(usize, u32)>> = (0..m)
             .filter(|&s| indeg[s] == 0)
-            .map(|s| std::cmp::Reverse((rest[s], s)))
+            .map(|s| std::cmp::Reverse((rest[s], s as u32)))
             .collect();
         while let Some(std::cmp::Reverse((i, s))) = ready.pop() {
             out.push(i);
-            for &u in &succ[s] {
+            let s = s as usize;
+            for &u in &succ[start[s] as usize..start[s + 1] as usize] {
                 let u = u as usize;
                 indeg[u] -= 1;
                 if indeg[u] == 0 {
-                    ready.push(std::cmp::Reverse((rest[u], u)));
+                    ready.push(std::cmp::Reverse((rest[u], u as u32)));
                 }
             }
         }
