@@ -412,13 +412,36 @@ fn analyze_source(
     witness: bool,
     opts: &jrace_analyzer::DetectorOptions,
 ) -> Result<report::Report> {
-    analyze_source_tree(path, reopen, Some(names), None, witness, opts, None)
+    analyze_source_tree(path, reopen, Some(names), None, witness, opts, None, None)
 }
 
 /// [`analyze_source`], with the TREE filter run before the detectors when `prepass` is
 /// given, and the detectors either `names` or, when that is `None`, `-d` as `requested`
 /// (with defaults that depend on the filters). Reports name events by their position in
 /// the whole trace either way.
+/// [`analyze_source`] with the witness of race `race` only (`jrace witness`, `jrace
+/// replay`): race ids do not depend on witnesses, and on long traces building every
+/// race's witness to show one would cost minutes and gigabytes.
+fn analyze_for_race(
+    path: &Path,
+    reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
+    names: &[&'static str],
+    race: u64,
+) -> Result<report::Report> {
+    let opts = Default::default();
+    analyze_source_tree(
+        path,
+        reopen,
+        Some(names),
+        None,
+        true,
+        &opts,
+        None,
+        Some(race),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
 fn analyze_source_tree(
     path: &Path,
     reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
@@ -427,6 +450,7 @@ fn analyze_source_tree(
     witness: bool,
     opts: &jrace_analyzer::DetectorOptions,
     prepass: Option<Mode>,
+    only_race: Option<u64>,
 ) -> Result<report::Report> {
     // The first pass's source also tells whether the trace was recorded filtered.
     let (first, recorded) = open_first(path)?;
@@ -513,7 +537,7 @@ fn analyze_source_tree(
     // May change a race's representative pair to one that has a witness.
     let witnesses = trace
         .as_ref()
-        .map(|t| witness::witness_analysis(t, &mut analysis));
+        .map(|t| witness::witness_races(t, &mut analysis, only_race));
     let needed = report::needed_events(&analysis);
     let facts = if needed.is_empty() {
         Default::default()
@@ -553,6 +577,7 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         args.witness,
         &opts,
         args.tree,
+        None,
     )?;
     emit(&rep, args.format, args.output.as_deref())?;
     Ok(if args.fail_on_race && !rep.races.is_empty() {
@@ -594,13 +619,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
 fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
     let names = detector_names(&args.detectors)?;
     let path = args.trace.clone();
-    let rep = analyze_source(
-        &args.trace,
-        &|| open(&path),
-        &names,
-        true,
-        &Default::default(),
-    )?;
+    let rep = analyze_for_race(&args.trace, &|| open(&path), &names, args.race)?;
     let Some(race) = rep.races.iter().find(|r| r.id == args.race) else {
         if rep.races.is_empty() {
             bail!(

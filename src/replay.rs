@@ -284,13 +284,7 @@ pub fn replay_cmd(args: &ReplayArgs) -> Result<ExitCode> {
         );
     }
     let path = args.trace.clone();
-    let rep = crate::analyze_source(
-        &args.trace,
-        &|| crate::open(&path),
-        &names,
-        true,
-        &Default::default(),
-    )?;
+    let rep = crate::analyze_for_race(&args.trace, &|| crate::open(&path), &names, args.race)?;
     let Some(race) = rep.races.iter().find(|r| r.id == args.race) else {
         bail!(
             "no race {} in {}: detectors {} report {}",

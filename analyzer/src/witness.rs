@@ -1416,6 +1416,14 @@ pub struct RaceWitnesses {
 /// that the report's two accesses are always the witness's last two entries. Race ids do
 /// not change.
 pub fn witness_analysis(trace: &Trace, analysis: &mut Analysis) -> RaceWitnesses {
+    witness_races(trace, analysis, None)
+}
+
+/// [`witness_analysis`] for the race with id `only` alone when it is given (`jrace
+/// witness`: on long traces each witness can hold most of the trace, and building them
+/// all to show one costs minutes and gigabytes). Other races get `None` and are never
+/// counted as missing.
+pub fn witness_races(trace: &Trace, analysis: &mut Analysis, only: Option<u64>) -> RaceWitnesses {
     let sym = &analysis.symbols;
     let mut by_key: HashMap<SigKey, Vec<RacePair>> = HashMap::new();
     for run in &analysis.runs {
@@ -1444,7 +1452,9 @@ pub fn witness_analysis(trace: &Trace, analysis: &mut Analysis) -> RaceWitnesses
         trace,
         candidates
             .iter()
-            .flatten()
+            .zip(&analysis.races)
+            .filter(|(_, r)| only.is_none_or(|id| id == r.id))
+            .flat_map(|(c, _)| c)
             .map(|p| (p.first as usize, p.second as usize)),
     );
     // Rf schedules first: the strongest model a witness can claim.
@@ -1463,6 +1473,10 @@ pub fn witness_analysis(trace: &Trace, analysis: &mut Analysis) -> RaceWitnesses
     }
     let mut out = RaceWitnesses::default();
     for (r, cands) in analysis.races.iter_mut().zip(&candidates) {
+        if only.is_some_and(|id| id != r.id) {
+            out.witnesses.push(None);
+            continue;
+        }
         let mut found = None;
         for p in cands {
             let given = provided

@@ -645,3 +645,30 @@ T1|rel(DelLock)|Worker.java:15
         .expect("the race (5, 12)");
     assert_eq!(rw.witnesses[r].as_ref().unwrap().schedule, greedy);
 }
+
+/// `witness_races(.., Some(id))` (what `jrace witness` and `jrace replay` use) builds the
+/// same witness for race `id` as the whole report does, and none for the other races.
+#[test]
+fn one_race_witness_equals_the_reports() {
+    let mut compared = 0;
+    for (seed, cfg) in cases().step_by(7) {
+        let (text, trace) = random_trace(seed, &cfg);
+        let mut all = analyze(&trace);
+        let rw = witness_analysis(&trace, &mut all);
+        for r in &all.races {
+            let mut one = analyze(&trace);
+            let w1 = jrace_analyzer::witness::witness_races(&trace, &mut one, Some(r.id));
+            assert!(w1.missing.is_empty(), "seed {seed}");
+            for (k, (x, w)) in one.races.iter().zip(&w1.witnesses).enumerate() {
+                if x.id == r.id {
+                    assert_eq!(w, &rw.witnesses[k], "seed {seed}: race {}\n{text}", r.id);
+                    assert_eq!(x.pair, all.races[k].pair, "seed {seed}");
+                    compared += usize::from(w.is_some());
+                } else {
+                    assert!(w.is_none(), "seed {seed}");
+                }
+            }
+        }
+    }
+    assert!(compared > 300, "weak test: {compared} witnesses compared");
+}
