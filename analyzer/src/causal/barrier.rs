@@ -24,6 +24,10 @@
 //! its thread, so C_o is walked run by run (a run is a stretch of one thread), never
 //! event by event.
 //!
+//! **Budget.** When the spans per object would hold more than [`MAX_OBJECT_SPANS`]
+//! entries (many calls reaching large graphs, where the sets chain everything anyway),
+//! every BarrierPair is taken as ⊤: more order, never less, in linear time and memory.
+//!
 //! **Pairing** is LIFO per thread (nested calls of one method, R10); the well-formedness
 //! check rejects an `exit` that does not match its thread's innermost open `enter`. A BP
 //! still open at the end of the trace extends to its thread's last event. The edges are
@@ -37,6 +41,10 @@ use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// Object–span entries [`barrier_edges`] materializes at most (a ⊤ span counts once per
+/// object that has spans); beyond, every BarrierPair is taken as ⊤.
+pub const MAX_OBJECT_SPANS: usize = 30_000_000;
 
 /// What `rdit` needs to know about the names of a trace: which objects the reachable
 /// sets mention, and which variables, locks and threads are on each of them.
@@ -153,6 +161,11 @@ struct Span {
 /// (`enter`/`exit` pairing is LIFO; a mismatched `exit` is skipped here, the parser
 /// rejects it).
 pub fn barrier_edges(events: &[Event], index: &ObjectIndex) -> Vec<(u32, u32)> {
+    barrier_edges_within(events, index, MAX_OBJECT_SPANS)
+}
+
+/// [`barrier_edges`] with `budget` in place of [`MAX_OBJECT_SPANS`].
+fn barrier_edges_within(events: &[Event], index: &ObjectIndex, budget: usize) -> Vec<(u32, u32)> {
     // Dense threads and per-thread event lists.
     let mut dense: HashMap<u32, u32> = HashMap::default();
     let mut threads: Vec<Vec<u32>> = Vec::new();
@@ -170,20 +183,8 @@ pub fn barrier_edges(events: &[Event], index: &ObjectIndex) -> Vec<(u32, u32)> {
     // Spans, and the objects each is on (⊤ spans apart).
     const ALL: u32 = u32::MAX;
     let all = index.nobj as u32; // dense id of the "every object" pseudo-object
-    let mut spans_on: Vec<Vec<Span>> = vec![Vec::new(); index.nobj + 1];
-    let mut top: Vec<Span> = Vec::new();
+    let mut collected: Vec<(u32, Span)> = Vec::new();
     let mut stack: Vec<Vec<(u32, u32)>> = vec![Vec::new(); threads.len()];
-    let mut push_span = |set: u32, sp: Span, spans_on: &mut Vec<Vec<Span>>| {
-        if set == ALL {
-            top.push(sp);
-            return;
-        }
-        if let Some(Some(objs)) = index.sets.get(set as usize) {
-            for &o in objs {
-                spans_on[o as usize].push(sp);
-            }
-        }
-    };
     for (i, e) in events.iter().enumerate() {
         let t = tix[i] as usize;
         match e.kind {
@@ -202,7 +203,7 @@ pub fn barrier_edges(events: &[Event], index: &ObjectIndex) -> Vec<(u32, u32)> {
                         lo,
                         hi: pos[i],
                     };
-                    push_span(set, sp, &mut spans_on);
+                    collected.push((set, sp));
                 }
             }
             _ => {}
@@ -215,7 +216,45 @@ pub fn barrier_edges(events: &[Event], index: &ObjectIndex) -> Vec<(u32, u32)> {
                 lo,
                 hi: threads[t].len() as u32 - 1,
             };
-            push_span(set, sp, &mut spans_on);
+            collected.push((set, sp));
+        }
+    }
+    // Spans per object, unless that would hold more than MAX_OBJECT_SPANS entries (a ⊤
+    // span counts once per object with spans): then every span is taken as ⊤, which
+    // orders more, never less, and costs time linear in the trace.
+    let set_len = |set: u32| match index.sets.get(set as usize) {
+        Some(Some(objs)) if set != ALL => Some(objs.len()),
+        _ => None,
+    };
+    let ntop = collected
+        .iter()
+        .filter(|(set, _)| set_len(*set).is_none())
+        .count();
+    let mut with_spans = vec![false; index.nobj];
+    let mut entries = 0usize;
+    for &(set, _) in &collected {
+        if set_len(set).is_some() {
+            if let Some(Some(objs)) = index.sets.get(set as usize) {
+                entries += objs.len();
+                for &o in objs {
+                    with_spans[o as usize] = true;
+                }
+            }
+        }
+    }
+    let nwith = with_spans.iter().filter(|&&w| w).count();
+    let widen = entries.saturating_add(nwith.saturating_mul(ntop)) > budget;
+    drop(with_spans);
+    let mut spans_on: Vec<Vec<Span>> = vec![Vec::new(); index.nobj + 1];
+    let mut top: Vec<Span> = Vec::new();
+    for (set, sp) in collected {
+        match index.sets.get(set as usize) {
+            Some(Some(objs)) if set != ALL && !widen => {
+                for &o in objs {
+                    spans_on[o as usize].push(sp);
+                }
+            }
+            _ => top.push(sp),
         }
     }
     if top.is_empty() && spans_on.iter().all(|s| s.is_empty()) {
@@ -440,6 +479,20 @@ mod tests {
     fn top_sets_cover_every_object() {
         let t = "T1|enter(m;*)|1\nT2|w(x)|2\nT1|exit(m)|1\nT2|w(y)|3\n";
         assert_eq!(edges_of(t), vec![(1, 2), (2, 3), (3, 4)]);
+    }
+
+    /// Over the budget, every BarrierPair is taken as ⊤: the same edges as a trace whose
+    /// sets are all `*`.
+    #[test]
+    fn over_the_budget_every_set_is_top() {
+        let named = "T1|w(x,1)|3\nT2|enter(Missing2;Y2)|7\nT1|enter(Missing1;Y1)|4\nT1|exit(Missing1)|4\nT2|exit(Missing2)|7\nT2|r(x,1)|8\nT3|w(Y1.f,1)|9\n";
+        let top = named.replace(";Y2)", ";*)").replace(";Y1)", ";*)");
+        let within = |text: &str, budget| {
+            let tr = jrace_trace::std_format::parse_str(text, "t.std").unwrap();
+            barrier_edges_within(&tr.events, &ObjectIndex::new(&tr.symbols), budget)
+        };
+        assert_eq!(within(named, 0), within(&top, usize::MAX));
+        assert_ne!(within(named, usize::MAX), within(named, 0));
     }
 
     #[test]

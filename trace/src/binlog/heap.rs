@@ -17,6 +17,11 @@
 //! * The walk reaches an object that was never snapshotted as of `s`: the agent stopped
 //!   a snapshot at its budget (`bp_budget=`), so that object's slots are unknown.
 //! * The set has more than [`MAX_EXPANDED`] objects.
+//! * The trace's walks together have visited more than [`MAX_WALKED`] objects, or its
+//!   distinct sets together hold more than [`MAX_STORED`]: every later set is ⊤. Traces
+//!   whose calls reach large graphs (H2 with its store excluded: 105 k calls reaching up
+//!   to 14 k objects each) would otherwise take minutes and gigabytes to read, and their
+//!   sets chain every call with every other anyway.
 //!
 //! # What this gives up, compared with walking the heap at every call (`bp_walk=1`)
 //! * Reference writes made *inside excluded code* are never seen: after an object is
@@ -43,6 +48,13 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Sets larger than this become ⊤ (so that expansion stays linear in the trace).
 pub const MAX_EXPANDED: usize = 100_000;
+
+/// Objects visited by all walks of a trace together, beyond which every set is ⊤.
+pub const MAX_WALKED: u64 = 50_000_000;
+
+/// Objects held by all distinct expanded sets of a trace together, beyond which every
+/// new set is ⊤.
+pub const MAX_STORED: usize = 20_000_000;
 
 /// A graph update, applied in stamp order.
 #[derive(Clone, Debug)]
@@ -96,6 +108,12 @@ pub struct HeapReplay {
     /// Largest expanded set, and how many enters became ⊤.
     pub max_d: usize,
     pub top: u64,
+    /// Objects visited by walks so far, and the budget ([`MAX_WALKED`]).
+    walked: u64,
+    walk_budget: u64,
+    /// Objects held by the distinct sets so far, and the budget ([`MAX_STORED`]).
+    stored: usize,
+    store_budget: usize,
 }
 
 impl HeapReplay {
@@ -120,6 +138,10 @@ impl HeapReplay {
             names: FxHashMap::default(),
             max_d: 0,
             top: 0,
+            walked: 0,
+            walk_budget: MAX_WALKED,
+            stored: 0,
+            store_budget: MAX_STORED,
         })
     }
 
@@ -175,8 +197,12 @@ impl HeapReplay {
                 work.push(r);
             }
         }
-        let mut top = false;
+        let mut top = self.walked > self.walk_budget;
+        if top {
+            work.clear();
+        }
         while let Some(o) = work.pop() {
+            self.walked += 1;
             if !self.snapped.contains(&o) {
                 top = true;
                 break;
@@ -194,28 +220,33 @@ impl HeapReplay {
             }
         }
         let extra = extra.clone();
-        let set = if top {
-            match self.all {
+        let mut set = None;
+        if !top {
+            let mut d: Vec<u32> = seen.iter().map(|&o| self.name(o, sym)).collect();
+            d.extend(extra);
+            d.sort_unstable();
+            d.dedup();
+            set = match self.sets.get(&d) {
+                Some(&s) => Some(s),
+                None if self.stored + d.len() > self.store_budget => None,
+                None => {
+                    self.stored += d.len();
+                    let s = sym.objset(ObjSet::Objects(d.clone()));
+                    self.sets.insert(d, s);
+                    Some(s)
+                }
+            };
+        }
+        let set = match set {
+            Some(s) => s,
+            None => match self.all {
                 Some(s) => s,
                 None => {
                     let s = sym.objset(ObjSet::All);
                     self.all = Some(s);
                     s
                 }
-            }
-        } else {
-            let mut d: Vec<u32> = seen.iter().map(|&o| self.name(o, sym)).collect();
-            d.extend(extra);
-            d.sort_unstable();
-            d.dedup();
-            match self.sets.get(&d) {
-                Some(&s) => s,
-                None => {
-                    let s = sym.objset(ObjSet::Objects(d.clone()));
-                    self.sets.insert(d, s);
-                    s
-                }
-            }
+            },
         };
         if self.memo.len() > 1 << 20 {
             self.memo.clear();
@@ -306,6 +337,33 @@ mod tests {
         assert_eq!(sets[1], names(&["10", "11", "13", "T1", "lib.Q"]));
         assert_eq!(r.expanded(), Some((5, 0)));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Past the trace-wide budgets, sets are ⊤; sets already stored keep their ids.
+    #[test]
+    fn trace_wide_budgets_make_sets_top() {
+        let mut sym = Symbols::default();
+        sym.thread("main");
+        sym.objsets.push(ObjSet::Objects(vec![])); // 0: roots {1}
+        sym.objsets.push(ObjSet::Objects(vec![])); // 1: roots {2}
+        let mut r = HeapRecords::default();
+        r.roots.push((0, vec![1], vec![]));
+        r.roots.push((1, vec![2], vec![]));
+        r.snap(10, 1, vec![3]);
+        r.snap(10, 2, vec![3]);
+        r.snap(10, 3, vec![]);
+        let mut h = HeapReplay::new(r).unwrap();
+        h.store_budget = 3; // room for {1, 3}, not for {2, 3} too
+        let s0 = h.expand(15, 0, &mut sym);
+        assert!(set(&sym, s0).is_some());
+        let s1 = h.expand(16, 1, &mut sym);
+        assert_eq!(set(&sym, s1), None);
+        assert_eq!(h.expand(17, 0, &mut sym), s0);
+        h.walk_budget = 0; // every walk so far is over it
+        h.memo.clear();
+        let s2 = h.expand(18, 0, &mut sym);
+        assert_eq!(set(&sym, s2), None);
+        assert_eq!(h.top, 2);
     }
 
     #[test]
