@@ -430,9 +430,26 @@ fn solve_window(
                 (bi, a, b, ans, size)
             })
             .collect();
+        let verbose = std::env::var("JRACE_DEBUG").is_ok_and(|v| v == "2");
         for (bi, a, b, ans, size) in answers {
             stats.max_query_events = stats.max_query_events.max(size);
             let key = buckets[bi].0;
+            if verbose {
+                let (ea, eb) = (w.ev(a), w.ev(b));
+                eprintln!(
+                    "jrace: {policy:?} query: events {} and {} (variable {}, locations {} / {}), {size} events: {}",
+                    w.global(a) + 1,
+                    w.global(b) + 1,
+                    ea.target,
+                    ea.loc,
+                    eb.loc,
+                    match &ans {
+                        Verdict::NoRace => "no race",
+                        Verdict::Unknown => "unknown",
+                        Verdict::Race(_) => "race",
+                    }
+                );
+            }
             match ans {
                 Verdict::NoRace => {}
                 Verdict::Unknown => {
