@@ -95,6 +95,8 @@ fn schedule(
             kind: e.kind,
             loc: sym.loc_name(e.loc).to_string(),
             hold: false,
+            init: e.kind == jrace_trace::Kind::VRead
+                && sym.var_name(e.target).ends_with(".<clinit>"),
         });
     }
     let events: Vec<&jrace_trace::Event> = steps

@@ -108,7 +108,8 @@ fn races(trace: &Path) -> Vec<(u64, String)> {
 }
 
 /// In the replayed run's own trace, the events between the two racing accesses (named
-/// in replay.result by thread and per-thread number), other than begin, end and branch.
+/// in replay.result by thread and per-thread number), other than begin, end, branch and
+/// class-initialization checks.
 fn between_racing_accesses(dir: &Path) -> Vec<String> {
     let result = std::fs::read_to_string(dir.join("replay.result")).unwrap();
     let access = |tag: &str| -> (String, usize) {
@@ -160,7 +161,10 @@ fn between_racing_accesses(dir: &Path) -> Vec<String> {
         .iter()
         .filter(|l| {
             let op = l.split('|').nth(1).unwrap_or("");
-            !(op == "begin" || op == "end" || op == "br")
+            // A class-initialization check is emitted by the hook of the access after
+            // it (a read has happened by then): not an event between the accesses.
+            let init_check = op.starts_with("vr(") && op.contains(".<clinit>,");
+            !(op == "begin" || op == "end" || op == "br" || init_check)
         })
         .cloned()
         .collect()
@@ -411,4 +415,90 @@ fn replay_usage_errors_exit_2() {
     assert!(stderr.contains("no race 7"), "{stderr}");
     assert!(stdout.is_empty(), "the program does not run: {stdout}");
     let _ = std::fs::remove_dir_all(&trace);
+}
+
+/// Issue 7: replay reproduces a race of each racy classic program (java-harness/src/classic/)
+/// in a fresh JVM: for each, every shb race is replayed, at least one must be `reproduced`,
+/// every replay ends, and over all programs at least 80% are reproduced (16 of 16 in most
+/// runs when this was written; a recording can pick a pair whose read has no hook before
+/// it, and FtpServer's workers take requests from a JDK queue in whatever order they get
+/// there, so a replay can diverge: agent/src/replay.rs, "Limits"). Before
+/// class-initialization checks were marked `init` in schedules, the first static access
+/// of a thread could not be held (CriticalSection, FtpServer: 12 of 16).
+#[test]
+fn replay_reproduces_a_race_of_every_racy_classic_program() {
+    if !java() {
+        return;
+    }
+    let cp = classes();
+    let mut summary = Vec::new();
+    let mut total = (0usize, 0usize);
+    for p in [
+        "Airline",
+        "BoundedBuffer",
+        "BubbleSort",
+        "BufferedWriter",
+        "CriticalSection",
+        "FtpServer",
+        "MergeSort",
+        "MolDyn",
+        "MonteCarlo",
+        "PingPong",
+        "RayTracer",
+    ] {
+        let main = format!("classic.{p}");
+        let dir = scratch(&format!("classic-{p}"));
+        record(&dir, &[&main]);
+        let out = jrace(&[
+            "analyze",
+            dir.to_str().unwrap(),
+            "-d",
+            "shb",
+            "--format",
+            "json",
+        ]);
+        assert!(out.status.success(), "{:?}", text(&out));
+        let rep: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let n = rep["races"].as_array().unwrap().len() as u64;
+        assert!(n > 0, "{p}: no shb race recorded");
+        let mut verdicts = Vec::new();
+        for id in 1..=n {
+            let o = scratch(&format!("classic-{p}-r{id}"));
+            let _ = std::fs::remove_dir_all(&o);
+            let out = replay(
+                &dir,
+                id,
+                &o,
+                &["-d", "shb", "--timeout", "5"],
+                &["-cp", &cp, &main],
+                None,
+            );
+            let (stdout, stderr) = text(&out);
+            let last = stdout.lines().last().unwrap_or("").to_string();
+            assert_eq!(
+                out.status.code() == Some(0),
+                last.starts_with("reproduced:"),
+                "{p} race {id}: exit status and verdict disagree: {last}\n{stderr}"
+            );
+            verdicts.push(last);
+            let _ = std::fs::remove_dir_all(&o);
+        }
+        let reproduced = verdicts
+            .iter()
+            .filter(|v| v.starts_with("reproduced:"))
+            .count();
+        summary.push(format!("{p}: {reproduced} of {n} reproduced"));
+        assert!(reproduced > 0, "{p}: no race reproduced: {verdicts:?}");
+        total.0 += reproduced;
+        total.1 += n as usize;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    eprintln!("{}", summary.join("\n"));
+    assert!(
+        total.0 * 5 >= total.1 * 4,
+        "only {} of {} races reproduced:\n{}",
+        total.0,
+        total.1,
+        summary.join("\n")
+    );
 }

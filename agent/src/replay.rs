@@ -26,7 +26,10 @@
 //! (after the thread's state lock is released). With `n` events emitted so far by a
 //! matched thread, its next event is `k = n + 1`; the thread's *target* is its first step
 //! at or after `k` that is not a `branch` (branches are invisible to other threads, and
-//! access hooks emit their implicit branch together with the access):
+//! access hooks emit their implicit branch together with the access) nor a class-init
+//! check (a step marked `init`: the hook of a static access emits it just before the
+//! access, after a read has already happened, so the access is what must be gated; nor
+//! does it count as an event between the racing accesses):
 //!
 //! * If there is a target step `j`, the thread waits until every step before `j` of the
 //!   other threads (branches aside) has run. It waits at the *entry* of the next hook, and
@@ -378,7 +381,7 @@ fn gate_in(r: &Replay, p: Point) {
             .unwrap_or(&[])
             .iter()
             .copied()
-            .find(|&j| r.s.steps[j].kind != Kind::Branch);
+            .find(|&j| !r.invisible(j));
         match target {
             Some(j) => {
                 if p == Point::Exit && hook_before_op(r.s.steps[j].kind) {
@@ -467,13 +470,15 @@ impl Replay {
 
     fn on_event(&self, me: &Me, t: usize, k: u32, kind: Kind, loc: u32, value: Option<i64>) {
         let steps = &self.by_thread[t];
-        let countable = !matches!(kind, Kind::Begin | Kind::End | Kind::Branch);
+        let step = steps.get(k as usize - 1).copied();
+        let countable = !matches!(kind, Kind::Begin | Kind::End | Kind::Branch)
+            && !step.is_some_and(|j| self.s.steps[j].init);
         let seq = if countable {
             self.seq.fetch_add(1, Ordering::AcqRel) + 1
         } else {
             self.seq.load(Ordering::Acquire)
         };
-        let Some(&j) = steps.get(k as usize - 1) else {
+        let Some(j) = step else {
             return;
         };
         let st = &self.s.steps[j];
@@ -487,7 +492,8 @@ impl Replay {
             });
             return;
         }
-        if !matches!(kind, Kind::Begin | Kind::End | Kind::Branch) && !self.ready(j, t) {
+        if !matches!(kind, Kind::Begin | Kind::End | Kind::Branch) && !st.init && !self.ready(j, t)
+        {
             me.early.set(j + 1);
         }
         self.emitted_at[j].store(self.nanos(), Ordering::Release);
@@ -536,6 +542,14 @@ impl Replay {
         }
     }
 
+    /// Steps other threads cannot observe and a thread is not gated for: branches, and
+    /// class-initialization checks (`init`), which the hook of the access after them
+    /// emits, so that the access is gated instead.
+    fn invisible(&self, j: usize) -> bool {
+        let st = &self.s.steps[j];
+        st.kind == Kind::Branch || st.init
+    }
+
     /// This thread reached a new hook: its emitted steps' operations have happened.
     fn settle(&self, t: usize) {
         let mut u = lock(&self.unsettled);
@@ -558,7 +572,7 @@ impl Replay {
         while f < j {
             let st = &self.s.steps[f];
             if st.thread as usize != t
-                && st.kind != Kind::Branch
+                && !self.invisible(f)
                 && self.state[f].load(Ordering::Acquire) == PENDING
             {
                 return false;

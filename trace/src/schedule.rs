@@ -27,7 +27,7 @@
 //!   `#<java id>` to a name that repeats (TRACE_NAME keeps that form), and ids change
 //!   between runs, so a thread is identified by NAME and OCCURRENCE, its 0-based rank
 //!   among the threads of that name in first-seen order ([`thread_keys`]).
-//! * `step THREAD K KIND LOCATION [hold]`: the schedule, in order. THREAD is a thread
+//! * `step THREAD K KIND LOCATION [hold] [init]`: the schedule, in order. THREAD is a thread
 //!   index, K the 1-based number of the event among the events the recorder wrote for that
 //!   thread (`begin` is 1), KIND an event kind name ([`Kind::name`]), LOCATION its location
 //!   token (`File.java:LINE` or `Class.method@BCI`; `-` for none). Each thread's steps are
@@ -36,7 +36,9 @@
 //!   whose operation follows its hook (a write, release, fork, ...) and that no other
 //!   thread's step before the thread's next step depends on (same variable, same lock,
 //!   the forked thread, a wake after a notify): the thread may be held between the hook
-//!   and the operation.
+//!   and the operation. The optional `init` marks a class-initialization check (the
+//!   `vread` of `C.<clinit>` the recorder writes in the hook of a static access, just
+//!   before the access): the agent gates the access instead, like a branch.
 //!
 //! # Result (`jrace-replay-result 1`)
 //!
@@ -86,6 +88,8 @@ pub struct ScheduleStep {
     pub loc: String,
     /// The thread may be held between this step's hook and its operation.
     pub hold: bool,
+    /// A class-initialization check, emitted by the hook of the access after it.
+    pub init: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -170,12 +174,13 @@ impl Schedule {
         for st in &self.steps {
             let _ = writeln!(
                 s,
-                "step\t{}\t{}\t{}\t{}{}",
+                "step\t{}\t{}\t{}\t{}{}{}",
                 st.thread,
                 st.k,
                 st.kind.name(),
                 loc_out(&st.loc),
-                if st.hold { "\thold" } else { "" }
+                if st.hold { "\thold" } else { "" },
+                if st.init { "\tinit" } else { "" }
             );
         }
         s
@@ -219,12 +224,15 @@ impl Schedule {
                     });
                     next_k.push(1);
                 }
-                ("step", 5 | 6) => {
-                    let hold = match f.get(5) {
-                        None => false,
-                        Some(&"hold") => true,
-                        Some(x) => return Err(format!("line {ln}: unknown step flag `{x}`")),
-                    };
+                ("step", 5..=7) => {
+                    let (mut hold, mut init) = (false, false);
+                    for &x in &f[5..] {
+                        match x {
+                            "hold" if !hold => hold = true,
+                            "init" if !init => init = true,
+                            _ => return Err(format!("line {ln}: unknown step flag `{x}`")),
+                        }
+                    }
                     let thread: u32 = num(f[1], "a thread index", ln)?;
                     let k: u32 = num(f[2], "an event number", ln)?;
                     let kind = kind_by_name(f[3])
@@ -244,6 +252,7 @@ impl Schedule {
                         kind,
                         loc: loc_in(f[4]),
                         hold,
+                        init,
                     });
                 }
                 _ => return Err(format!("line {ln}: unexpected record `{line}`")),
@@ -507,6 +516,7 @@ mod tests {
                     kind: Kind::Begin,
                     loc: String::new(),
                     hold: false,
+                    init: false,
                 },
                 ScheduleStep {
                     thread: 1,
@@ -514,6 +524,7 @@ mod tests {
                     kind: Kind::Begin,
                     loc: String::new(),
                     hold: false,
+                    init: false,
                 },
                 ScheduleStep {
                     thread: 0,
@@ -521,6 +532,7 @@ mod tests {
                     kind: Kind::Write,
                     loc: "A.java:3".into(),
                     hold: true,
+                    init: true,
                 },
                 ScheduleStep {
                     thread: 1,
@@ -528,6 +540,7 @@ mod tests {
                     kind: Kind::Read,
                     loc: "A.java:9".into(),
                     hold: false,
+                    init: false,
                 },
             ],
         };
@@ -535,6 +548,8 @@ mod tests {
         assert_eq!(Schedule::parse(&text).unwrap(), s);
         let bad = text.replace("step\t1\t2\t", "step\t1\t3\t");
         assert!(Schedule::parse(&bad).unwrap_err().contains("event 3"));
+        let twice = text.replace("\thold\tinit", "\tinit\tinit");
+        assert!(Schedule::parse(&twice).unwrap_err().contains("step flag"));
         assert!(Schedule::parse("hello").is_err());
     }
 
