@@ -538,6 +538,11 @@ fn analyze_source_tree(
     let witnesses = trace
         .as_ref()
         .map(|t| witness::witness_races(t, &mut analysis, only_race));
+    // The detectors' own schedules are in the witnesses now (each can be most of the
+    // trace long).
+    for run in &mut analysis.runs {
+        run.schedules = Default::default();
+    }
     let needed = report::needed_events(&analysis);
     let facts = if needed.is_empty() {
         Default::default()
@@ -556,8 +561,8 @@ fn analyze_source_tree(
                  please report this bug"
             );
         }
-        for (r, w) in rep.races.iter_mut().zip(&ws.witnesses) {
-            r.witness = Some(w.as_ref().map(|w| witness::steps(t, w)));
+        for (r, w) in rep.races.iter_mut().zip(ws.witnesses) {
+            r.witness = Some(w.map(|w| witness::steps(t, &w)));
         }
     }
     Ok(rep)

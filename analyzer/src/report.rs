@@ -44,7 +44,8 @@ pub struct RaceReport {
 /// One step of a witness schedule (DESIGN §5): a thread and a 1-based event number.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct WitnessStep {
-    pub thread: String,
+    /// Shared by every step of the thread: a witness can have millions of steps.
+    pub thread: std::sync::Arc<str>,
     pub event: u64,
 }
 

@@ -1514,11 +1514,19 @@ pub fn witness_races(trace: &Trace, analysis: &mut Analysis, only: Option<u64>) 
 
 /// The witness as report entries: thread name and 1-based event number, in order.
 pub fn steps(trace: &Trace, w: &Witness) -> Vec<crate::report::WitnessStep> {
+    let mut names: HashMap<ThreadId, std::sync::Arc<str>> = HashMap::new();
     w.schedule
         .iter()
-        .map(|&i| crate::report::WitnessStep {
-            thread: trace.symbols.thread_name(trace.events[i].thread).to_owned(),
-            event: i as u64 + 1,
+        .map(|&i| {
+            let t = trace.events[i].thread;
+            let thread = names
+                .entry(t)
+                .or_insert_with(|| trace.symbols.thread_name(t).into())
+                .clone();
+            crate::report::WitnessStep {
+                thread,
+                event: i as u64 + 1,
+            }
         })
         .collect()
 }
