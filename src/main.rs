@@ -94,7 +94,7 @@ column. Colour only when standard output is a terminal and NO_COLOR is unset.\n\
 The schedule is in canonical form: of the orders that keep every two dependent events \
 (same thread, same lock, same variable with a write) as the witness found them, the one \
 that runs the earliest recorded event first, so it follows the recording as long as it can.\n\n\
-Examples:\n  jrace witness examples/bank.std --race 2\n  jrace witness examples/bank.std --race 2 --context 5 --wide\n  jrace witness examples/bank.std --race 2 --html race2.html";
+Examples:\n  jrace witness examples/bank.std --race 2\n  jrace witness examples/bank.std --race 2 --context 5 --wide\n  jrace witness examples/bank.std --race 2 --minimize\n  jrace witness examples/bank.std --race 2 --html race2.html";
 
 #[derive(clap::Args)]
 struct WitnessArgs {
@@ -115,6 +115,12 @@ struct WitnessArgs {
     /// Do not cut cells at 32 characters.
     #[arg(long)]
     wide: bool,
+    /// Keep only the events the race needs: the two accesses, what their threads ran
+    /// before them, and recursively the writers of those reads, the previous holders of
+    /// those locks, the notifies, forks and joined threads they depend on. The schedule
+    /// no longer starts as recorded, so nothing is elided; it is checked like any other.
+    #[arg(long)]
+    minimize: bool,
 }
 
 /// `--tree=MODE`: `hb`, `hybrid` or `lockset`.
@@ -415,32 +421,25 @@ fn analyze_source(
     analyze_source_tree(path, reopen, Some(names), None, witness, opts, None, None)
 }
 
-/// [`analyze_source`], with the TREE filter run before the detectors when `prepass` is
-/// given, and the detectors either `names` or, when that is `None`, `-d` as `requested`
-/// (with defaults that depend on the filters). Reports name events by their position in
-/// the whole trace either way.
 /// [`analyze_source`] with the witness of race `race` only (`jrace witness`, `jrace
-/// replay`): race ids do not depend on witnesses, and on long traces building every
-/// race's witness to show one would cost minutes and gigabytes.
+/// replay`), minimized when asked: race ids do not depend on witnesses, and on long
+/// traces building every race's witness to show one would cost minutes and gigabytes.
 fn analyze_for_race(
     path: &Path,
     reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
     names: &[&'static str],
     race: u64,
+    minimize: bool,
 ) -> Result<report::Report> {
     let opts = Default::default();
-    analyze_source_tree(
-        path,
-        reopen,
-        Some(names),
-        None,
-        true,
-        &opts,
-        None,
-        Some(race),
-    )
+    let only = Some((race, minimize));
+    analyze_source_tree(path, reopen, Some(names), None, true, &opts, None, only)
 }
 
+/// [`analyze_source`], with the TREE filter run before the detectors when `prepass` is
+/// given, and the detectors either `names` or, when that is `None`, `-d` as `requested`
+/// (with defaults that depend on the filters). Reports name events by their position in
+/// the whole trace either way.
 #[allow(clippy::too_many_arguments)]
 fn analyze_source_tree(
     path: &Path,
@@ -450,7 +449,7 @@ fn analyze_source_tree(
     witness: bool,
     opts: &jrace_analyzer::DetectorOptions,
     prepass: Option<Mode>,
-    only_race: Option<u64>,
+    only_race: Option<(u64, bool)>,
 ) -> Result<report::Report> {
     // The first pass's source also tells whether the trace was recorded filtered.
     let (first, recorded) = open_first(path)?;
@@ -535,9 +534,10 @@ fn analyze_source_tree(
     }
     drop(filtered);
     // May change a race's representative pair to one that has a witness.
-    let witnesses = trace
-        .as_ref()
-        .map(|t| witness::witness_races(t, &mut analysis, only_race));
+    let witnesses = trace.as_ref().map(|t| {
+        let (only, minimize) = only_race.map_or((None, false), |(r, m)| (Some(r), m));
+        witness::witness_races(t, &mut analysis, only, minimize)
+    });
     // The detectors' own schedules are in the witnesses now (each can be most of the
     // trace long).
     for run in &mut analysis.runs {
@@ -624,7 +624,13 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
 fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
     let names = detector_names(&args.detectors)?;
     let path = args.trace.clone();
-    let rep = analyze_for_race(&args.trace, &|| open(&path), &names, args.race)?;
+    let rep = analyze_for_race(
+        &args.trace,
+        &|| open(&path),
+        &names,
+        args.race,
+        args.minimize,
+    )?;
     let Some(race) = rep.races.iter().find(|r| r.id == args.race) else {
         if rep.races.is_empty() {
             bail!(

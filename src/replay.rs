@@ -286,7 +286,13 @@ pub fn replay_cmd(args: &ReplayArgs) -> Result<ExitCode> {
         );
     }
     let path = args.trace.clone();
-    let rep = crate::analyze_for_race(&args.trace, &|| crate::open(&path), &names, args.race)?;
+    let rep = crate::analyze_for_race(
+        &args.trace,
+        &|| crate::open(&path),
+        &names,
+        args.race,
+        false,
+    )?;
     let Some(race) = rep.races.iter().find(|r| r.id == args.race) else {
         bail!(
             "no race {} in {}: detectors {} report {}",

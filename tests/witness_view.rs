@@ -397,3 +397,29 @@ fn cf_witness_marks_the_stale_read_and_context_expands_the_prefix() {
     assert!(race_rows(&wide)[0].contains(&full), "{wide}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--minimize` keeps only the events the race needs: on bank's race 2 the schedule gets
+/// shorter, still ends with the same two accesses, and is shown like any other.
+#[test]
+fn minimized_witness_is_shorter_and_ends_with_the_race() {
+    let steps = |v: &str| -> usize {
+        let l = v.lines().find(|l| l.starts_with("witness ")).unwrap();
+        l.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let full = jrace(&["witness", &bank(), "--race", "2"]);
+    let min = jrace(&["witness", &bank(), "--race", "2", "--minimize"]);
+    assert!(full.status.success() && min.status.success(), "{min:?}");
+    let (full, min) = (text(&full), text(&min));
+    assert!(steps(&min) < steps(&full), "{full}\n{min}");
+    assert_eq!(race_rows(&min).len(), 2, "{min}");
+    let tail = |v: &str| {
+        race_rows(v)
+            .iter()
+            .map(|l| {
+                let cells = l.split('|').skip(1).collect::<Vec<_>>().join(" ");
+                cells.split_whitespace().collect::<Vec<_>>().join(" ")
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(tail(&full), tail(&min), "the same racing rows");
+}

@@ -679,6 +679,108 @@ impl<'a> Facts<'a> {
         out
     }
 
+    /// A minimized witness (witness.md §6.3, `jrace witness --minimize`): the events of
+    /// `schedule` the racing pair needs, in the same order. Starting from the pair and
+    /// their program-order predecessors, it adds until nothing changes: the writer each
+    /// read has in the schedule (the last earlier write to its variable), the previous
+    /// release or wait of an acquire's or wake's lock, a wake's notify and a notify's
+    /// matched waits, every event of a joined thread, the fork of every thread present,
+    /// BarrierPair predecessors, and the program-order predecessors of each. Callers
+    /// validate the result ([`Witnesser::minimized`] does) and keep `schedule` if it fails.
+    pub fn minimize(&self, schedule: &[usize]) -> Vec<usize> {
+        let k = schedule.len();
+        if k <= 2 {
+            return schedule.to_vec();
+        }
+        let pos: HashMap<usize, usize> =
+            schedule.iter().enumerate().map(|(s, &i)| (i, s)).collect();
+        // Per position: the previous write of the same variable and the previous
+        // release/wait of the same lock, in schedule order.
+        let mut prev_write = vec![usize::MAX; k];
+        let mut prev_free = vec![usize::MAX; k];
+        let mut last_write: HashMap<u32, usize> = HashMap::new();
+        let mut last_free: HashMap<u32, usize> = HashMap::new();
+        for (s, &i) in schedule.iter().enumerate() {
+            let e = self.ev(i);
+            if e.kind.is_access() {
+                if let Some(&w) = last_write.get(&e.target) {
+                    prev_write[s] = w;
+                }
+                if e.kind.is_write() {
+                    last_write.insert(e.target, s);
+                }
+            }
+            if e.kind.has_lock() {
+                if let Some(&r) = last_free.get(&e.target) {
+                    prev_free[s] = r;
+                }
+                if matches!(e.kind, Kind::Release | Kind::Wait) && !e.is_nested() {
+                    last_free.insert(e.target, s);
+                }
+            }
+        }
+        let mut keep = vec![false; k];
+        let mut work: Vec<usize> = vec![k - 2, k - 1];
+        // Program-order predecessors are added thread by thread: `upto[t]` is how far
+        // (in the thread's events) the kept prefix reaches.
+        let mut upto: HashMap<u32, u32> = HashMap::new();
+        while let Some(s) = work.pop() {
+            if s == usize::MAX || keep[s] {
+                continue;
+            }
+            keep[s] = true;
+            let i = schedule[s];
+            let e = self.ev(i);
+            let t = self.tix[i];
+            let local = self.local[i] + 1;
+            let reach = upto.entry(t).or_insert(0);
+            if *reach < local {
+                for &j in &self.threads[t as usize][*reach as usize..local as usize] {
+                    if let Some(&q) = pos.get(&(j as usize)) {
+                        work.push(q);
+                    }
+                }
+                *reach = local;
+                if let Some(&q) = pos.get(&(self.fork_of[t as usize] as usize)) {
+                    work.push(q);
+                }
+            }
+            if s + 2 < k && matches!(e.kind, Kind::Read | Kind::VRead) {
+                work.push(prev_write[s]);
+            }
+            if matches!(e.kind, Kind::Acquire | Kind::Wake) && !e.is_nested() {
+                work.push(prev_free[s]);
+            }
+            let mut add = |j: u32| {
+                if let Some(&q) = pos.get(&(j as usize)) {
+                    work.push(q);
+                }
+            };
+            if e.kind == Kind::Wake && self.wake_notify[i] != NONE {
+                add(self.wake_notify[i]);
+            }
+            for &w in self.notify_waits.get(&(i as u32)).into_iter().flatten() {
+                add(w);
+            }
+            if e.kind == Kind::Join {
+                if let Some(&u) = self.dense.get(&e.target) {
+                    for &j in &self.threads[u as usize] {
+                        add(j);
+                    }
+                }
+            }
+            for &x in self.before.get(&(i as u32)).into_iter().flatten() {
+                add(x);
+            }
+        }
+        schedule
+            .iter()
+            .zip(&keep)
+            .filter(|(_, &kept)| kept)
+            .map(|(&i, _)| i)
+            .collect()
+    }
+
     /// Checks a schedule that is only a correct reordering (no race at its end).
     pub fn validate_prefix(&self, schedule: &[usize]) -> Result<(), WitnessError> {
         self.walk(schedule, false)
@@ -1329,6 +1431,20 @@ impl<'a> Witnesser<'a> {
         }
     }
 
+    /// `wit`, a witness of `(a, b)` valid in `model`, minimized ([`Facts::minimize`])
+    /// when that is valid too, else unchanged.
+    pub fn minimized(&self, model: Model, a: usize, b: usize, wit: Witness) -> Witness {
+        let m = self.facts.minimize(&wit.schedule);
+        if m.len() == wit.schedule.len() || self.facts.validate_race_model(model, a, b, &m).is_err()
+        {
+            return wit;
+        }
+        Witness {
+            schedule: m,
+            method: wit.method,
+        }
+    }
+
     /// The acquires (and wakes) of the locks `a`'s thread holds at `a`, nearest first.
     fn retreat_points(&self, a: usize) -> Vec<usize> {
         let f = &self.facts;
@@ -1416,14 +1532,20 @@ pub struct RaceWitnesses {
 /// that the report's two accesses are always the witness's last two entries. Race ids do
 /// not change.
 pub fn witness_analysis(trace: &Trace, analysis: &mut Analysis) -> RaceWitnesses {
-    witness_races(trace, analysis, None)
+    witness_races(trace, analysis, None, false)
 }
 
 /// [`witness_analysis`] for the race with id `only` alone when it is given (`jrace
 /// witness`: on long traces each witness can hold most of the trace, and building them
 /// all to show one costs minutes and gigabytes). Other races get `None` and are never
-/// counted as missing.
-pub fn witness_races(trace: &Trace, analysis: &mut Analysis, only: Option<u64>) -> RaceWitnesses {
+/// counted as missing. With `minimize`, each witness is also minimized
+/// ([`Witnesser::minimized`]).
+pub fn witness_races(
+    trace: &Trace,
+    analysis: &mut Analysis,
+    only: Option<u64>,
+    minimize: bool,
+) -> RaceWitnesses {
     let sym = &analysis.symbols;
     let mut by_key: HashMap<SigKey, Vec<RacePair>> = HashMap::new();
     for run in &analysis.runs {
@@ -1496,7 +1618,12 @@ pub fn witness_races(trace: &Trace, analysis: &mut Analysis, only: Option<u64>) 
                 .or_else(valued);
             if let Some((model, wit)) = got {
                 r.pair = *p;
-                found = Some(w.canonical(model, x, y, wit));
+                let wit = w.canonical(model, x, y, wit);
+                found = Some(if minimize {
+                    w.minimized(model, x, y, wit)
+                } else {
+                    wit
+                });
                 break;
             }
         }

@@ -657,7 +657,7 @@ fn one_race_witness_equals_the_reports() {
         let rw = witness_analysis(&trace, &mut all);
         for r in &all.races {
             let mut one = analyze(&trace);
-            let w1 = jrace_analyzer::witness::witness_races(&trace, &mut one, Some(r.id));
+            let w1 = jrace_analyzer::witness::witness_races(&trace, &mut one, Some(r.id), false);
             assert!(w1.missing.is_empty(), "seed {seed}");
             for (k, (x, w)) in one.races.iter().zip(&w1.witnesses).enumerate() {
                 if x.id == r.id {
@@ -671,4 +671,43 @@ fn one_race_witness_equals_the_reports() {
         }
     }
     assert!(compared > 300, "weak test: {compared} witnesses compared");
+}
+
+/// Minimized witnesses (witness.md §6.3) on random traces: for every valid construction,
+/// the minimized schedule is a subsequence of it ending with the same pair and is valid
+/// itself (the closure takes in everything the rules need), and it is often shorter.
+#[test]
+fn minimized_witnesses_are_valid_subsequences() {
+    let (mut checked, mut shorter) = (0usize, 0usize);
+    for (seed, cfg) in cases().step_by(2) {
+        let (text, trace) = random_trace(seed, &cfg);
+        let a = analyze(&trace);
+        let pairs = all_pairs(&a);
+        let w = Witnesser::new(&trace, pairs.iter().map(|&(_, x, y)| (x, y)));
+        let facts = w.facts();
+        for &(_, x, y) in &pairs {
+            for (_, s) in w.candidates(x, y) {
+                if facts.validate_race(x, y, &s).is_err() {
+                    continue;
+                }
+                let m = facts.minimize(&s);
+                checked += 1;
+                shorter += usize::from(m.len() < s.len());
+                facts.validate_race(x, y, &m).unwrap_or_else(|e| {
+                    panic!("seed {seed}: minimized {m:?} of {s:?}: {e}\n{text}")
+                });
+                assert_eq!(m[m.len() - 2..], s[s.len() - 2..], "seed {seed}");
+                let mut it = s.iter();
+                assert!(
+                    m.iter().all(|i| it.any(|j| j == i)),
+                    "seed {seed}: {m:?} is not a subsequence of {s:?}"
+                );
+            }
+        }
+    }
+    eprintln!("minimized: {checked} witnesses, {shorter} shorter");
+    assert!(
+        checked > 2000 && shorter > 500,
+        "weak test: {checked} checked, {shorter} shorter"
+    );
 }
