@@ -713,9 +713,11 @@ fn stats(path: &Path) -> Result<ExitCode> {
     let mut bps = BarrierCounts::default();
     // What the TREE filter would drop, in the modes for hb (and lockset) and for lockset.
     let mut trees = [Mode::Hb, Mode::Lockset].map(tree::TraceFilter::new);
+    let mut unexplained = witness::UnexplainedCounter::default();
     let pb = progress_bar("reading");
     while let Some(e) = src.next_event()? {
         counts.add(&e);
+        unexplained.add(&e);
         bps.add(&e, src.symbols());
         for t in &mut trees {
             t.keep(&e);
@@ -748,6 +750,14 @@ fn stats(path: &Path) -> Result<ExitCode> {
         "branches recorded: {}",
         if src.has_branches() { "yes" } else { "no" }
     );
+    if unexplained.reads > 0 {
+        let _ = writeln!(
+            s,
+            "reads no traced write explains: {} of {} reads with values (written by code the \
+             trace does not show: excluded or native code, or before recording)",
+            unexplained.unexplained, unexplained.reads
+        );
+    }
     if let Some(m) = recorded {
         let _ = writeln!(
             s,

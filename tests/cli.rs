@@ -279,6 +279,26 @@ fn stats_counts_events() {
     assert!(s.contains("fork       3"), "{s}");
 }
 
+/// `stats` counts the reads no traced write explains (rdit-tree.md H-R8): here t2 reads
+/// 7 from `x` after t1 wrote 1 (missing code wrote 7), and reads `y`'s initial value 0
+/// twice (explained).
+#[test]
+fn stats_counts_reads_no_write_explains() {
+    let p = tmp("unexplained.std");
+    std::fs::write(
+        &p,
+        "t1|w(x,1)|A.java:1\nt2|r(x,7)|B.java:2\nt2|r(y,0)|B.java:3\nt1|r(y,0)|A.java:4\n",
+    )
+    .unwrap();
+    let out = jrace(&["stats", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("reads no traced write explains: 1 of 3 reads with values"),
+        "{s}"
+    );
+}
+
 #[test]
 fn convert_round_trips_and_binary_traces_analyze_the_same() {
     for f in vectors()

@@ -182,6 +182,43 @@ pub fn unexplained_reads(
     out
 }
 
+/// [`unexplained_reads`] counted while streaming a trace (`jrace stats`), with the same
+/// definition: per variable, the value key of its first access if that is a read (its
+/// initial value) and its last write.
+#[derive(Default, Debug)]
+pub struct UnexplainedCounter {
+    vars: HashMap<u32, (Option<ValueKey>, Option<Option<i64>>)>,
+    /// Valued reads seen, and those no traced write explains.
+    pub reads: u64,
+    pub unexplained: u64,
+}
+
+impl UnexplainedCounter {
+    pub fn add(&mut self, e: &Event) {
+        if !e.kind.is_access() {
+            return;
+        }
+        let seen = self.vars.contains_key(&e.target);
+        let st = self.vars.entry(e.target).or_insert((None, None));
+        if e.kind.is_write() {
+            st.1 = Some(e.has_value().then_some(e.value));
+            return;
+        }
+        if !seen {
+            st.0 = Some(if e.has_value() { (0, e.value) } else { (2, 0) });
+        }
+        if !e.has_value() {
+            return;
+        }
+        self.reads += 1;
+        let explained = match st.1 {
+            Some(w) => w.is_none_or(|v| v == e.value),
+            None => st.0 == Some((0, e.value)),
+        };
+        self.unexplained += u64::from(!explained);
+    }
+}
+
 /// Which validation rule a schedule breaks (witness.md §5.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rule {

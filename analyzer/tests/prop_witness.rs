@@ -711,3 +711,53 @@ fn minimized_witnesses_are_valid_subsequences() {
         "weak test: {checked} checked, {shorter} shorter"
     );
 }
+
+/// `jrace stats`' streaming count of reads no traced write explains equals
+/// `unexplained_reads` on random traces, some of whose read values are changed (as if
+/// missing code had written them).
+#[test]
+fn streaming_unexplained_count_matches_the_definition() {
+    use jrace_analyzer::witness::{unexplained_reads, value_keys, UnexplainedCounter};
+    let mut total = 0;
+    for (seed, cfg) in cases().step_by(3) {
+        let (_, mut trace) = random_trace(seed, &cfg);
+        // Values as an execution gives them (writes: their index; reads: the last write's,
+        // 0 initially), then some reads changed; some events keep no value.
+        let mut vals: std::collections::HashMap<u32, i64> = Default::default();
+        for (i, e) in trace.events.iter_mut().enumerate() {
+            let salt = i as u64 + seed;
+            if e.kind.is_write() {
+                vals.insert(e.target, i as i64);
+                if salt % 7 != 0 {
+                    *e = e.with_value(i as i64);
+                }
+            } else if e.kind.is_access() && salt % 5 != 0 {
+                let v = vals.get(&e.target).copied().unwrap_or(0);
+                *e = e.with_value(if salt % 4 == 0 { v + 1 } else { v });
+            }
+        }
+        let ev = &trace.events;
+        let mut last: std::collections::HashMap<u32, u32> = Default::default();
+        let observed: Vec<u32> = ev
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let o = last.get(&e.target).copied().unwrap_or(u32::MAX);
+                if e.kind.is_write() {
+                    last.insert(e.target, i as u32);
+                }
+                if e.kind.is_access() {
+                    o
+                } else {
+                    u32::MAX
+                }
+            })
+            .collect();
+        let want = unexplained_reads(ev, &value_keys(ev), &observed).len() as u64;
+        let mut c = UnexplainedCounter::default();
+        ev.iter().for_each(|e| c.add(e));
+        assert_eq!(c.unexplained, want, "seed {seed}");
+        total += want;
+    }
+    assert!(total > 100, "weak test: {total} unexplained reads");
+}
