@@ -728,12 +728,12 @@ fn streaming_unexplained_count_matches_the_definition() {
             let salt = i as u64 + seed;
             if e.kind.is_write() {
                 vals.insert(e.target, i as i64);
-                if salt % 7 != 0 {
+                if !salt.is_multiple_of(7) {
                     *e = e.with_value(i as i64);
                 }
-            } else if e.kind.is_access() && salt % 5 != 0 {
+            } else if e.kind.is_access() && !salt.is_multiple_of(5) {
                 let v = vals.get(&e.target).copied().unwrap_or(0);
-                *e = e.with_value(if salt % 4 == 0 { v + 1 } else { v });
+                *e = e.with_value(if salt.is_multiple_of(4) { v + 1 } else { v });
             }
         }
         let ev = &trace.events;
