@@ -370,6 +370,28 @@ fn cf_witness_marks_the_stale_read_and_context_expands_the_prefix() {
     );
     assert!(v.contains("first 1 step as recorded"), "{v}");
     assert!(v.contains("... 1 event as recorded: t1 1"), "{v}");
+    let html = dir.join("tv5.html");
+    let out = jrace(&[
+        "witness",
+        &p,
+        "--race",
+        "1",
+        "-d",
+        "mcm",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("class=\"overtakes stale\"").count(), 1, "{page}");
+    assert!(
+        page.contains("model cf") && page.contains("\"model\":\"cf\""),
+        "{page}"
+    );
+    assert!(
+        page.contains("reads from the initial value, not from event 4"),
+        "{page}"
+    );
 
     let out = jrace(&["witness", &p, "--race", "1", "-d", "mcm", "--context", "1"]);
     assert!(out.status.success(), "{out:?}");
