@@ -43,7 +43,9 @@ pub struct Options {
     /// Each mcm query runs on a pair-centered window: from `margin` events before the
     /// pair's first event to `margin` events after its second, within the window (its
     /// own past is fixed as recorded). Bounds the query size on long windows. said
-    /// always uses the whole window (its semantics), with one base per window.
+    /// always uses the whole window (its semantics), with one base per window. 1,000:
+    /// the same races as 2,000 on the 1 M synthetic trace (220), H2 (14) and Derby (3),
+    /// with Derby's solver time 98 s -> 37 s (benchmarks/RESULTS.md, 2026-11-26).
     pub margin: usize,
     /// Whether the recording carried branches (`None`: a trace with a `br` does).
     pub branches: Option<bool>,
@@ -63,7 +65,7 @@ impl Default for Options {
             max_pairs_per_signature: 8,
             max_queries_per_signature: 64,
             max_scan: 256,
-            margin: 2_000,
+            margin: 1_000,
             branches: None,
             overlap: true,
             inject_unknown_every: 0,

@@ -25,7 +25,7 @@
 //! release is in S by (2).
 //!
 //! **Query windows.** Inside a window, each mcm query only sees the pair-centered part
-//! `[first − margin, second + margin]` ([`driver::Options::margin`], 2,000 events);
+//! `[first − margin, second + margin]` ([`driver::Options::margin`], 1,000 events);
 //! the window's events before it join its fixed past. This bounds the query size on
 //! long windows (z3 time grows about quadratically with it). Reads whose value cannot
 //! change in the query (their own thread's latest write, or the initial value, with no
