@@ -79,6 +79,10 @@ pub const CANONICAL_MAX_REORDER: usize = 100_000;
 /// from the SHB closure, m2's, mcm's, said's and rdit's from the schedules they attach.
 pub const MUST_WITNESS: &[&str] = &["shb", "m2", "mcm", "said", "rdit"];
 
+/// Detectors that model calls into excluded code (BarrierPairs): their races' witnesses
+/// keep the BarrierPair order.
+pub const BARRIER_AWARE: &[&str] = &["rdit", "mcm", "said"];
+
 /// The feasibility model a schedule is checked in (witness.md §5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Model {
@@ -310,6 +314,9 @@ pub struct Facts<'a> {
     /// Extra must-happen-before edges a schedule must respect (`rdit`'s BarrierPair
     /// edges, [`Facts::set_order_edges`]): per event, the events that must run first.
     before: HashMap<u32, Vec<u32>>,
+    /// Edges that canonical form and minimization keep where a schedule has them, but
+    /// validation does not require ([`Facts::set_kept_edges`]).
+    kept: HashMap<u32, Vec<u32>>,
 }
 
 impl<'a> Facts<'a> {
@@ -399,6 +406,7 @@ impl<'a> Facts<'a> {
             nvars,
             nlocks,
             before: HashMap::new(),
+            kept: HashMap::new(),
         }
     }
 
@@ -408,6 +416,24 @@ impl<'a> Facts<'a> {
         for &(x, y) in edges {
             self.before.entry(y).or_default().push(x);
         }
+    }
+
+    /// Adds edges `(from, to)` that [`Facts::canonical`] and [`Facts::minimize`] keep
+    /// when a schedule runs `from` before `to`, without making validation require them:
+    /// the BarrierPair order of a trace with calls into excluded code, which rdit's
+    /// witnesses respect and other detectors' need not.
+    pub fn set_kept_edges(&mut self, edges: &[(u32, u32)]) {
+        for &(x, y) in edges {
+            self.kept.entry(y).or_default().push(x);
+        }
+    }
+
+    /// The must-happen-before and kept edges into event `i`.
+    fn preds(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
+        let k = i as u32;
+        let a = self.before.get(&k).into_iter().flatten();
+        let b = self.kept.get(&k).into_iter().flatten();
+        a.chain(b).copied()
     }
 
     pub fn trace(&self) -> &'a Trace {
@@ -657,7 +683,7 @@ impl<'a> Facts<'a> {
                 }
             }
         }
-        if !self.before.is_empty() {
+        if !self.before.is_empty() || !self.kept.is_empty() {
             let mut pos: Vec<(usize, u32)> = rest
                 .iter()
                 .enumerate()
@@ -666,7 +692,7 @@ impl<'a> Facts<'a> {
             pos.sort_unstable();
             let at = |x: usize| pos.binary_search_by_key(&x, |p| p.0).ok().map(|j| pos[j].1);
             for (s, &i) in rest.iter().enumerate() {
-                for &x in self.before.get(&(i as u32)).into_iter().flatten() {
+                for x in self.preds(i) {
                     if let Some(q) = at(x as usize) {
                         if (q as usize) < s {
                             edges.push((q, s as u32));
@@ -806,7 +832,7 @@ impl<'a> Facts<'a> {
                     }
                 }
             }
-            for &x in self.before.get(&(i as u32)).into_iter().flatten() {
+            for x in self.preds(i) {
                 add(x);
             }
         }
@@ -1607,15 +1633,27 @@ pub fn witness_races(
         }
         candidates.push(v);
     }
-    let w = Witnesser::new(
-        trace,
-        candidates
-            .iter()
-            .zip(&analysis.races)
-            .filter(|(_, r)| only.is_none_or(|id| id == r.id))
-            .flat_map(|(c, _)| c)
-            .map(|p| (p.first as usize, p.second as usize)),
-    );
+    let pairs: Vec<(usize, usize)> = candidates
+        .iter()
+        .zip(&analysis.races)
+        .filter(|(_, r)| only.is_none_or(|id| id == r.id))
+        .flat_map(|(c, _)| c)
+        .map(|p| (p.first as usize, p.second as usize))
+        .collect();
+    let mut plain = Witnesser::new(trace, pairs.iter().copied());
+    // Calls into excluded code: a race of a detector that models them (rdit, and mcm and
+    // said, which order everything around them) gets a witness that keeps the
+    // BarrierPair order (`W-BARRIER`); the others' witnesses need not, but canonical
+    // form and minimization keep that order where they have it.
+    let mut with_bp = None;
+    if trace.events.iter().any(|e| e.kind == Kind::Enter) {
+        let index = crate::causal::barrier::ObjectIndex::new(&trace.symbols);
+        let edges = crate::causal::barrier::barrier_edges(&trace.events, &index);
+        plain.facts.set_kept_edges(&edges);
+        let mut wb = Witnesser::new(trace, pairs.iter().copied());
+        wb.facts.set_order_edges(&edges);
+        with_bp = Some(wb);
+    }
     // Rf schedules first: the strongest model a witness can claim.
     let mut provided: HashMap<(u64, u64), Vec<&[u64]>> = HashMap::new();
     type Valued<'s> = HashMap<(u64, u64), Vec<(Model, &'s [u64])>>;
@@ -1636,6 +1674,14 @@ pub fn witness_races(
             out.witnesses.push(None);
             continue;
         }
+        let models_bp = r
+            .detectors
+            .iter()
+            .any(|&d| BARRIER_AWARE.contains(&analysis.runs[d].name));
+        let w = match &with_bp {
+            Some(wb) if models_bp => wb,
+            _ => &plain,
+        };
         let mut found = None;
         for p in cands {
             let given = provided

@@ -812,3 +812,64 @@ fn rdit_and_mcm_equal_the_barrier_pair_oracle() {
     );
     eprintln!("{traces} traces, {with_bp} with BarrierPairs, rdit > mcm on {rdit_more}, rdit < MCM on {rdit_less}");
 }
+
+/// rdit's and mcm's witnesses, as the report shows them (canonical, and minimized for
+/// `jrace witness --minimize`), keep the BarrierPair order: they validate with the
+/// BarrierPair edges required, in the cf model, also when hb and shb report the same
+/// race (whose own witnesses would not keep it); no race of theirs lacks a witness.
+#[test]
+fn rdit_witnesses_keep_the_barrier_pair_order() {
+    use jrace_analyzer::causal::barrier::{barrier_edges, ObjectIndex};
+    use jrace_analyzer::testing::MemSource;
+    use jrace_analyzer::witness::{witness_races, Facts, Model};
+    let mut checked = 0;
+    for seed in 0..800u64 {
+        let cfg = GenConfig::default();
+        let (base, _) = valued(seed, &cfg, [0.0, 0.4][seed as usize % 2]);
+        let (text, trace) = with_barrier_pairs(seed, &base);
+        if !trace.events.iter().any(|e| e.kind == Kind::Enter) {
+            continue;
+        }
+        let mut facts = Facts::new(&trace);
+        facts.set_order_edges(&barrier_edges(
+            &trace.events,
+            &ObjectIndex::new(&trace.symbols),
+        ));
+        for minimize in [false, true] {
+            let ds = ["rdit", "mcm", "hb", "shb"]
+                .iter()
+                .map(|d| jrace_analyzer::make_detector(d).unwrap())
+                .collect();
+            let mut a = jrace_analyzer::engine::run_with_schedules(
+                &mut MemSource::new(&trace),
+                ds,
+                &mut |_| {},
+                true,
+            )
+            .unwrap();
+            let ws = witness_races(&trace, &mut a, None, minimize);
+            assert!(ws.missing.is_empty(), "seed {seed}\n{text}");
+            for (r, w) in a.races.iter().zip(&ws.witnesses) {
+                let aware = r
+                    .detectors
+                    .iter()
+                    .any(|&d| ["rdit", "mcm"].contains(&a.runs[d].name));
+                if !aware {
+                    continue; // hb's and shb's own witnesses need not keep it
+                }
+                let w = w.as_ref().expect("rdit and mcm races carry witnesses");
+                let (x, y) = (r.pair.first as usize, r.pair.second as usize);
+                facts
+                    .validate_race_model(Model::Cf, x, y, &w.schedule)
+                    .unwrap_or_else(|e| {
+                        panic!(
+                            "seed {seed} (minimize {minimize}): {:?}: {e}\n{text}",
+                            w.schedule
+                        )
+                    });
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 300, "weak test: {checked} witnesses checked");
+}
