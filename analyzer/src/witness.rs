@@ -57,6 +57,15 @@
 //! Nothing guarantees that a race found by hb, wcp, cp or lockset has a witness (and
 //! lockset's often have none); shb's always do (SHB closure), and m2's always do (its own
 //! schedule), which [`witness_analysis`] checks.
+//!
+//! **Presentation.** The witness kept is put in canonical form ([`Facts::canonical`]: the
+//! order of dependent events kept, the earliest recorded event first, so it follows the
+//! recording as long as it can) and, for `jrace witness --minimize`, cut down to the
+//! events the race needs ([`Facts::minimize`]); both results are validated again and
+//! dropped for the witness as found if they fail. On traces with calls into excluded
+//! code, races of the detectors that model them ([`BARRIER_AWARE`]) get witnesses that
+//! keep the BarrierPair order (`W-BARRIER` required), and canonical form and
+//! minimization keep that order in every witness.
 
 use crate::engine::{Analysis, SigKey};
 use crate::hb::HbClocks;
