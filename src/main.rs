@@ -117,8 +117,9 @@ struct WitnessArgs {
     wide: bool,
     /// Keep only the events the race needs: the two accesses, what their threads ran
     /// before them, and recursively the writers of those reads, the previous holders of
-    /// those locks, the notifies, forks and joined threads they depend on. The schedule
-    /// no longer starts as recorded, so nothing is elided; it is checked like any other.
+    /// those locks, the notifies, forks and joined threads they depend on. Events of the
+    /// recording the race does not need are left out, so less of it is elided; the
+    /// result is checked like any other witness.
     #[arg(long)]
     minimize: bool,
 }
