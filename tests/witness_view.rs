@@ -383,7 +383,11 @@ fn cf_witness_marks_the_stale_read_and_context_expands_the_prefix() {
     ]);
     assert!(out.status.success(), "{out:?}");
     let page = std::fs::read_to_string(&html).unwrap();
-    assert_eq!(page.matches("class=\"overtakes stale\"").count(), 1, "{page}");
+    assert_eq!(
+        page.matches("class=\"overtakes stale\"").count(),
+        1,
+        "{page}"
+    );
     assert!(
         page.contains("model cf") && page.contains("\"model\":\"cf\""),
         "{page}"
