@@ -1061,6 +1061,7 @@ tr.race{outline:3px solid #c00;outline-offset:-2px;background:#ffecec;font-weigh
 tr.race td.acc{background:#ffd9d9}
 .label{white-space:nowrap;background:#c00;color:#fff;border-radius:3px;padding:0 4px;font-size:.8em}
 tr.overtakes td.mark{font-weight:700;color:#555}
+tr.stale code.op{font-style:italic;text-decoration:underline dotted}
 tr.departure td,p.depart{background:#fffbe0;border-left:4px solid #d9a400;font-style:italic}
 p.depart{padding:.3em .6em}
 details.elided{margin:1em 0;border:1px dashed #999;padding:.3em .6em;color:#555}
