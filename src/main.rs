@@ -672,7 +672,7 @@ fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
         std::fs::write(file, page).with_context(|| format!("cannot write {}", file.display()))?;
     }
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let text = view.to_text_with(witness_view::TextOptions {
+    let text = view.to_text(witness_view::TextOptions {
         color,
         wide: args.wide,
     });

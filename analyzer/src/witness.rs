@@ -170,34 +170,21 @@ pub fn initial_values(events: &[Event], keys: &[ValueKey]) -> HashMap<u32, Optio
 /// moment the trace does not show, so such a read returns its recorded value for sure only
 /// where it was recorded: after exactly the events before it in the trace. The encodings
 /// give it no recorded-writer or initial-value alternative, only writes of the same value.
-pub fn unexplained_reads(
-    events: &[Event],
-    keys: &[ValueKey],
-    observed: &[u32],
-) -> std::collections::HashSet<u32> {
-    let init = initial_values(events, keys);
-    let mut out = std::collections::HashSet::new();
-    for (i, e) in events.iter().enumerate() {
-        if !matches!(e.kind, Kind::Read | Kind::VRead) || !e.has_value() {
-            continue;
-        }
-        let o = observed[i];
-        let explained = if o == NONE {
-            init.get(&e.target).copied().flatten() == Some(keys[i])
-        } else {
-            let w = &events[o as usize];
-            !w.has_value() || w.value == e.value
-        };
-        if !explained {
-            out.insert(i as u32);
-        }
-    }
-    out
+/// ([`UnexplainedCounter`] is the definition, event by event.)
+pub fn unexplained_reads(events: &[Event]) -> std::collections::HashSet<u32> {
+    let mut c = UnexplainedCounter::default();
+    events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| c.add(e))
+        .map(|(i, _)| i as u32)
+        .collect()
 }
 
-/// [`unexplained_reads`] counted while streaming a trace (`jrace stats`), with the same
-/// definition: per variable, the value key of its first access if that is a read (its
-/// initial value) and its last write.
+/// The reads no traced write explains ([`unexplained_reads`]), decided event by event in
+/// trace order (also while streaming: `jrace stats`). Per variable it keeps the value key
+/// of its first access if that is a read (its initial value, [`initial_values`]) and the
+/// value of its last write.
 #[derive(Default, Debug)]
 pub struct UnexplainedCounter {
     vars: HashMap<u32, (Option<ValueKey>, Option<Option<i64>>)>,
@@ -207,21 +194,23 @@ pub struct UnexplainedCounter {
 }
 
 impl UnexplainedCounter {
-    pub fn add(&mut self, e: &Event) {
+    /// Takes the next event of the trace; `true` when it is a read no traced write
+    /// explains.
+    pub fn add(&mut self, e: &Event) -> bool {
         if !e.kind.is_access() {
-            return;
+            return false;
         }
         let seen = self.vars.contains_key(&e.target);
         let st = self.vars.entry(e.target).or_insert((None, None));
         if e.kind.is_write() {
             st.1 = Some(e.has_value().then_some(e.value));
-            return;
+            return false;
         }
         if !seen {
             st.0 = Some(if e.has_value() { (0, e.value) } else { (2, 0) });
         }
         if !e.has_value() {
-            return;
+            return false;
         }
         self.reads += 1;
         let explained = match st.1 {
@@ -229,6 +218,7 @@ impl UnexplainedCounter {
             None => st.0 == Some((0, e.value)),
         };
         self.unexplained += u64::from(!explained);
+        !explained
     }
 }
 
@@ -397,7 +387,7 @@ impl<'a> Facts<'a> {
         for (v, k) in initial_values(events, &keys) {
             init[v as usize] = k;
         }
-        let unexplained = unexplained_reads(events, &keys, &observed);
+        let unexplained = unexplained_reads(events);
         Facts {
             unexplained,
             wake_wait,
@@ -1494,25 +1484,36 @@ impl<'a> Witnesser<'a> {
     /// write explains is the one exception the validator can catch), else unchanged.
     pub fn canonical(&self, model: Model, a: usize, b: usize, wit: Witness) -> Witness {
         let c = self.facts.canonical(&wit.schedule);
-        if c == wit.schedule || self.facts.validate_race_model(model, a, b, &c).is_err() {
-            return wit;
-        }
-        Witness {
-            schedule: c,
-            method: wit.method,
-        }
+        self.replaced_if_valid(model, a, b, wit, c)
     }
 
     /// `wit`, a witness of `(a, b)` valid in `model`, minimized ([`Facts::minimize`])
     /// when that is valid too, else unchanged.
     pub fn minimized(&self, model: Model, a: usize, b: usize, wit: Witness) -> Witness {
         let m = self.facts.minimize(&wit.schedule);
-        if m.len() == wit.schedule.len() || self.facts.validate_race_model(model, a, b, &m).is_err()
+        self.replaced_if_valid(model, a, b, wit, m)
+    }
+
+    /// `wit` with its schedule replaced by `schedule` when that differs and validates in
+    /// `model`.
+    fn replaced_if_valid(
+        &self,
+        model: Model,
+        a: usize,
+        b: usize,
+        wit: Witness,
+        schedule: Vec<usize>,
+    ) -> Witness {
+        if schedule == wit.schedule
+            || self
+                .facts
+                .validate_race_model(model, a, b, &schedule)
+                .is_err()
         {
             return wit;
         }
         Witness {
-            schedule: m,
+            schedule,
             method: wit.method,
         }
     }
@@ -1654,14 +1655,26 @@ pub fn witness_races(
     // said, which order everything around them) gets a witness that keeps the
     // BarrierPair order (`W-BARRIER`); the others' witnesses need not, but canonical
     // form and minimization keep that order where they have it.
+    let runs = &analysis.runs;
+    let aware = |r: &crate::engine::SigRace| {
+        r.detectors
+            .iter()
+            .any(|&d| BARRIER_AWARE.contains(&runs[d].name))
+    };
+    let any_aware = analysis
+        .races
+        .iter()
+        .any(|r| only.is_none_or(|id| id == r.id) && aware(r));
     let mut with_bp = None;
     if trace.events.iter().any(|e| e.kind == Kind::Enter) {
         let index = crate::causal::barrier::ObjectIndex::new(&trace.symbols);
         let edges = crate::causal::barrier::barrier_edges(&trace.events, &index);
         plain.facts.set_kept_edges(&edges);
-        let mut wb = Witnesser::new(trace, pairs.iter().copied());
-        wb.facts.set_order_edges(&edges);
-        with_bp = Some(wb);
+        if any_aware {
+            let mut wb = Witnesser::new(trace, pairs.iter().copied());
+            wb.facts.set_order_edges(&edges);
+            with_bp = Some(wb);
+        }
     }
     // Rf schedules first: the strongest model a witness can claim.
     let mut provided: HashMap<(u64, u64), Vec<&[u64]>> = HashMap::new();
@@ -1683,12 +1696,8 @@ pub fn witness_races(
             out.witnesses.push(None);
             continue;
         }
-        let models_bp = r
-            .detectors
-            .iter()
-            .any(|&d| BARRIER_AWARE.contains(&analysis.runs[d].name));
         let w = match &with_bp {
-            Some(wb) if models_bp => wb,
+            Some(wb) if aware(r) => wb,
             _ => &plain,
         };
         let mut found = None;

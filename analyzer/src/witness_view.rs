@@ -533,14 +533,10 @@ impl View {
         )
     }
 
-    /// The text view (witness.md §8.1). `color` adds ANSI styles (bold racing rows, dim
-    /// elided row, highlighted departure); the marks carry the meaning without it.
-    pub fn to_text(&self, color: bool) -> String {
-        self.to_text_with(TextOptions { color, wide: false })
-    }
-
-    /// The text view with [`TextOptions`].
-    pub fn to_text_with(&self, opts: TextOptions) -> String {
+    /// The text view (witness.md §8.1), with [`TextOptions`]: colour adds ANSI styles
+    /// (bold racing rows, dim elided row, highlighted departure; the marks carry the
+    /// meaning without it), `wide` keeps long cells whole.
+    pub fn to_text(&self, opts: TextOptions) -> String {
         let trunc = |s: &str| if opts.wide { s.to_owned() } else { trunc(s) };
         let (bold, dim, yellow, reset) = if opts.color {
             ("\x1b[1;31m", "\x1b[2m", "\x1b[33m", "\x1b[0m")

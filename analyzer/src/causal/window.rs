@@ -87,9 +87,7 @@ impl<'a> Global<'a> {
                 _ => {}
             }
         }
-        let unexplained = unexplained_reads(events, &keys, &observed)
-            .into_iter()
-            .collect();
+        let unexplained = unexplained_reads(events).into_iter().collect();
         Global {
             unexplained,
             events,
