@@ -471,6 +471,8 @@ impl Replay {
     fn on_event(&self, me: &Me, t: usize, k: u32, kind: Kind, loc: u32, value: Option<i64>) {
         let steps = &self.by_thread[t];
         let step = steps.get(k as usize - 1).copied();
+        // Events another thread could observe (not begin, end, branch or a class-init
+        // check): they count between the racing accesses and are the ones gated.
         let countable = !matches!(kind, Kind::Begin | Kind::End | Kind::Branch)
             && !step.is_some_and(|j| self.s.steps[j].init);
         let seq = if countable {
@@ -492,8 +494,7 @@ impl Replay {
             });
             return;
         }
-        if !matches!(kind, Kind::Begin | Kind::End | Kind::Branch) && !st.init && !self.ready(j, t)
-        {
+        if countable && !self.ready(j, t) {
             me.early.set(j + 1);
         }
         self.emitted_at[j].store(self.nanos(), Ordering::Release);

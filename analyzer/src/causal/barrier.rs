@@ -222,24 +222,20 @@ fn barrier_edges_within(events: &[Event], index: &ObjectIndex, budget: usize) ->
     // Spans per object, unless that would hold more than MAX_OBJECT_SPANS entries (a ⊤
     // span counts once per object with spans): then every span is taken as ⊤, which
     // orders more, never less, and costs time linear in the trace.
-    let set_len = |set: u32| match index.sets.get(set as usize) {
-        Some(Some(objs)) if set != ALL => Some(objs.len()),
+    let objs_of = |set: u32| match index.sets.get(set as usize) {
+        Some(Some(objs)) if set != ALL => Some(objs.as_slice()),
         _ => None,
     };
     let ntop = collected
         .iter()
-        .filter(|(set, _)| set_len(*set).is_none())
+        .filter(|(set, _)| objs_of(*set).is_none())
         .count();
     let mut with_spans = vec![false; index.nobj];
     let mut entries = 0usize;
-    for &(set, _) in &collected {
-        if set_len(set).is_some() {
-            if let Some(Some(objs)) = index.sets.get(set as usize) {
-                entries += objs.len();
-                for &o in objs {
-                    with_spans[o as usize] = true;
-                }
-            }
+    for objs in collected.iter().filter_map(|&(set, _)| objs_of(set)) {
+        entries += objs.len();
+        for &o in objs {
+            with_spans[o as usize] = true;
         }
     }
     let nwith = with_spans.iter().filter(|&&w| w).count();
@@ -248,8 +244,8 @@ fn barrier_edges_within(events: &[Event], index: &ObjectIndex, budget: usize) ->
     let mut spans_on: Vec<Vec<Span>> = vec![Vec::new(); index.nobj + 1];
     let mut top: Vec<Span> = Vec::new();
     for (set, sp) in collected {
-        match index.sets.get(set as usize) {
-            Some(Some(objs)) if set != ALL && !widen => {
+        match objs_of(set) {
+            Some(objs) if !widen => {
                 for &o in objs {
                     spans_on[o as usize].push(sp);
                 }

@@ -191,7 +191,7 @@ pub fn run_with_objects(
         queries: HashMap::default(),
     };
     let (mut start, mut prev_end) = (0usize, 0usize);
-    let debug = std::env::var_os("JRACE_DEBUG").is_some();
+    let debug = debug_level() > 0;
     loop {
         let end = (start + size).min(n);
         carry.advance(&g, start);
@@ -247,6 +247,17 @@ pub fn run_with_objects(
     }
     stats.unknown = unknown.iter().filter(|k| !sigs.done.contains(k)).count() as u64;
     stats
+}
+
+/// `JRACE_DEBUG`, read once: 0 when unset, 2 when it is `2` (one line per solver query
+/// too), else 1 (progress and per-signature query counts).
+fn debug_level() -> u8 {
+    static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| match std::env::var_os("JRACE_DEBUG") {
+        None => 0,
+        Some(v) if v == "2" => 2,
+        Some(_) => 1,
+    })
 }
 
 /// Quick check (notes §3.1): conflicting plain accesses of different threads, not
@@ -432,7 +443,7 @@ fn solve_window(
                 (bi, a, b, ans, size)
             })
             .collect();
-        let verbose = std::env::var("JRACE_DEBUG").is_ok_and(|v| v == "2");
+        let verbose = debug_level() == 2;
         for (bi, a, b, ans, size) in answers {
             stats.max_query_events = stats.max_query_events.max(size);
             let key = buckets[bi].0;
@@ -483,7 +494,7 @@ fn solve_window(
                         Err(e) => {
                             stats.invalid_witnesses += 1;
                             unknown.insert(key);
-                            if std::env::var_os("JRACE_DEBUG").is_some() {
+                            if debug_level() > 0 {
                                 eprintln!(
                                     "jrace: internal error: {policy:?} witness for events {} and {} rejected: {e}",
                                     x + 1,
