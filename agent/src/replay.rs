@@ -335,14 +335,16 @@ pub fn emitted(tid: u32, kind: Kind, loc: u32, value: Option<i64>) {
 }
 
 /// A hook's entry or exit on this thread: hold it while its next event must wait.
+/// Whether a replay is on (so the thread may have been held).
 #[inline]
-pub fn gate(p: Point) {
+pub fn gate(p: Point) -> bool {
     if !ACTIVE.load(Ordering::Relaxed) {
-        return;
+        return false;
     }
-    let Some(r) = REPLAY.get() else { return };
+    let Some(r) = REPLAY.get() else { return false };
     // Exit gates run outside the hook's own panic guard.
     let _ = std::panic::catch_unwind(|| gate_in(r, p));
+    true
 }
 
 fn gate_in(r: &Replay, p: Point) {

@@ -10,14 +10,18 @@
 //! use takes the global lock and writes its metadata record, before the event that uses it.
 //!
 //! # Stamps: how the global order is recovered
-//! Every event carries a stamp (nanoseconds on `CLOCK_MONOTONIC`, which Linux keeps
-//! consistent across CPUs), never decreasing within a thread; the reader merges threads by
-//! `(stamp, thread)`. Hooks that *publish* (writes, releases, fork, notify, wait, volatile
-//! writes) run before the operation and take their stamp first; hooks that *observe*
-//! (reads, acquires, join, wake, volatile reads) run after it. So whenever one thread's
-//! operation is seen by another's, the first stamp was taken before the second: a read
-//! sorts after the write it saw, an acquire after the release it follows. Synchronization
-//! events additionally pass through one global `fetch_max` (a shared word touched only by
+//! Every event carries a stamp (the TSC divided by 32 when the kernel's clocksource is the
+//! TSC, else nanoseconds on `CLOCK_MONOTONIC`; both consistent across CPUs), never
+//! decreasing within a thread; the reader merges threads by `(stamp, thread)`. Hooks that
+//! *publish* (writes, releases, fork, notify, wait, volatile writes) run before the
+//! operation and take their stamp first; hooks that *observe* (reads, acquires, join,
+//! wake, volatile reads) run after it. So whenever one thread's operation is seen by
+//! another's, the first stamp was taken before the second: a read sorts after the write it
+//! saw, an acquire after the release it follows. A field or array read keeps the time its
+//! hook *began* (and so does the `begin` a thread's first hook writes when it sets up the
+//! thread's log): the hook's slow work (that set-up, a first stack trace, a new name) must
+//! not let a write the read did not see sort before it. Synchronization events
+//! additionally pass through one global `fetch_max` (a shared word touched only by
 //! synchronization, never by plain accesses), which breaks the ties a coarse clock could
 //! leave between a release and the acquire after it. Two plain accesses of different
 //! threads closer in time than the clock's resolution may sort either way; only their
@@ -737,6 +741,32 @@ struct Cx<'a> {
     t: &'a mut ThreadState,
     /// The access being recorded carries a reference (an object id) as its value.
     ref_value: bool,
+    /// The clocks when the hook began ([`Entry`]).
+    entry: Entry,
+    /// The access being recorded is a read whose value was loaded before the hook
+    /// began: it is stamped with [`Cx::entry`].
+    loaded: bool,
+}
+
+/// The clock and the synchronization word when a hook began: before any slow work it
+/// may do (creating the thread's state and log, interning a name, taking a stack), so
+/// that a field or array read is stamped right after the load it records, and a
+/// thread's `begin` right after it started. Stamped later, another thread's write made
+/// in between would sort before a read that did not see it (a recorded order its values
+/// contradict).
+#[derive(Clone, Copy)]
+struct Entry {
+    now: u64,
+    sync: u64,
+}
+
+impl Entry {
+    fn now(a: &Agent) -> Entry {
+        Entry {
+            now: a.now(),
+            sync: a.sync_clock.load(Ordering::Acquire),
+        }
+    }
 }
 
 /// Runs a hook body on this thread's state: no re-entry (JNI calls made by a hook may run
@@ -751,6 +781,7 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
         if tls.in_hook.replace(true) {
             return;
         }
+        let mut entry = Entry::now(a);
         let r = catch_unwind(AssertUnwindSafe(|| {
             let mut p = tls.state.get();
             if p.is_null() {
@@ -758,7 +789,7 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
                     return;
                 }
                 // SAFETY: env is this thread's JNI environment.
-                match unsafe { new_thread_state(a, env) } {
+                match unsafe { new_thread_state(a, env, entry) } {
                     Some(s) => {
                         p = Arc::as_ptr(&s);
                         tls.state.set(p);
@@ -773,7 +804,10 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
             }
             // SAFETY: `owner` keeps the state alive while `state` points to it.
             let ts = unsafe { &*p };
-            crate::replay::gate(crate::replay::Point::Entry); // replay
+            if crate::replay::gate(crate::replay::Point::Entry) {
+                // Held by a replay: what the hook records happens when it is let go.
+                entry = Entry::now(a);
+            }
             let mut g = lock(ts);
             if g.log.is_none() {
                 return;
@@ -783,6 +817,8 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
                 env,
                 t: &mut g,
                 ref_value: false,
+                entry,
+                loaded: false,
             };
             f(&mut cx);
         }));
@@ -794,7 +830,11 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
     });
 }
 
-unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mutex<ThreadState>>> {
+unsafe fn new_thread_state(
+    a: &'static Agent,
+    env: *mut JNIEnv,
+    entry: Entry,
+) -> Option<Arc<Mutex<ThreadState>>> {
     let java = a.java.get()?;
     let me = jni!(
         env,
@@ -844,6 +884,8 @@ unsafe fn new_thread_state(a: &'static Agent, env: *mut JNIEnv) -> Option<Arc<Mu
         env,
         t: &mut t,
         ref_value: false,
+        entry,
+        loaded: false,
     };
     cx.emit(Kind::Begin, 0, 0, None, true);
     Some(Arc::new(Mutex::new(t)))
@@ -927,6 +969,8 @@ pub fn thread_end() {
                 env: std::ptr::null_mut(),
                 t: &mut g,
                 ref_value: false,
+                entry: Entry::now(a),
+                loaded: false,
             };
             cx.bp_close_to(0, 0);
             cx.emit(Kind::End, 0, 0, None, true);
@@ -1001,9 +1045,19 @@ impl Cx<'_> {
             }
         }
         let a = self.a;
-        let mut s = a.now().max(self.t.last);
+        // A loaded value and a lazily written `begin` observe what happened before the
+        // hook began; everything else is stamped now (a publishing event as late as
+        // possible, before its operation; an observation the hook makes itself, e.g.
+        // under a lock it takes, after all it may follow).
+        let at = if kind == Kind::Begin || (self.loaded && matches!(kind, Kind::Read | Kind::VRead))
+        {
+            self.entry
+        } else {
+            Entry::now(a)
+        };
+        let mut s = at.now.max(self.t.last);
         if sync {
-            s = s.max(a.sync_clock.load(Ordering::Acquire) + 1);
+            s = s.max(at.sync + 1);
             a.sync_clock.fetch_max(s, Ordering::AcqRel);
         }
         self.t.last = s;
@@ -1201,6 +1255,7 @@ impl Cx<'_> {
             self.stack_once(e, site);
         }
         self.implicit_branch(obj, false, e.loc);
+        self.loaded = !write;
         self.emit(kind, v, e.loc, Some(value), volatile);
     }
 
@@ -1370,6 +1425,7 @@ impl Cx<'_> {
         if !volatile {
             self.stack_once(e, site);
         }
+        self.loaded = !write;
         self.emit(kind, v, e.loc, Some(value), volatile);
     }
 
@@ -1388,6 +1444,7 @@ impl Cx<'_> {
         let kind = if write { Kind::Write } else { Kind::Read };
         self.stack_once(e, site);
         self.implicit_branch(obj, true, e.loc);
+        self.loaded = !write;
         self.emit(kind, v, e.loc, Some(value), false);
     }
 
