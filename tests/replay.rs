@@ -270,6 +270,48 @@ fn replay_holds_a_woken_thread_before_it_reenters_the_monitor() {
     }
 }
 
+/// Two recordings of classic.BoundedBuffer kept in tests/fixtures/replay/, whose race-1
+/// witnesses each once timed out every replay: in `bounded-buffer-successor`, a
+/// `notifyAll` wakes the producer (whose wake is next) and consumer-1 (whose wake comes
+/// much later); HotSpot lets one of them (its "successor") re-enter the monitor and the
+/// other sleep until the next exit, so a replay that held consumer-1 before it re-entered
+/// kept the producer asleep. In `bounded-buffer-schedule-ends-in-wait`, consumer-1's part
+/// of the witness ends in its `wait`; woken, it was held in its wake's hook, holding the
+/// monitor the producer needed. Now such a thread waits on the monitor until its turn.
+/// (The recordings depend on BoundedBuffer.java and the trace format: after changing
+/// either, record the program until its race 1 replays only with the fix, and replace
+/// them.)
+#[test]
+fn replay_lets_a_woken_thread_wait_on_the_monitor_until_its_turn() {
+    if !java() {
+        return;
+    }
+    let cp = classes();
+    for fixture in [
+        "bounded-buffer-successor",
+        "bounded-buffer-schedule-ends-in-wait",
+    ] {
+        let trace = common::root().join("tests/fixtures/replay").join(fixture);
+        let dir = scratch(&format!("fixture-{fixture}"));
+        let out = replay(
+            &trace,
+            1,
+            &dir,
+            &["-d", "shb", "--timeout", "20"],
+            &["-cp", &cp, "classic.BoundedBuffer"],
+            None,
+        );
+        let (stdout, stderr) = text(&out);
+        let last = stdout.lines().last().unwrap_or("");
+        assert!(
+            last.starts_with("reproduced: classic.BoundedBuffer.count "),
+            "{fixture}: {last}\n{stderr}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{fixture}: {stderr}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 #[test]
 fn replay_diverges_when_the_input_changes() {
     if !java() {

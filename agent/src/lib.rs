@@ -126,7 +126,7 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     let mut gc: jvmtiCapabilities = std::mem::zeroed();
     gc.set_can_generate_garbage_collection_events(1);
     let gc_events = jvmti!(jv, AddCapabilities, &gc) == 0;
-    // replay: MonitorWaited holds a woken thread before it re-enters the monitor.
+    // replay: MonitorWaited notes the monitor a woken thread waits on again until its turn.
     let replay_waits = opts.replay.is_some() && {
         let mut mc: jvmtiCapabilities = std::mem::zeroed();
         mc.set_can_generate_monitor_events(1);
@@ -297,12 +297,13 @@ unsafe extern "C" fn vm_death(_jv: *mut jvmtiEnv, _env: *mut JNIEnv) {
 /// Replay mode only: `Object.wait` is over, the monitor not yet re-entered.
 unsafe extern "C" fn monitor_waited(
     _jv: *mut jvmtiEnv,
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _thread: jthread,
-    _object: jobject,
+    object: jobject,
     _timed_out: jboolean,
 ) {
-    let _ = catch_unwind(replay::monitor_waited);
+    // SAFETY: JVMTI passes this thread's JNI environment and a live reference.
+    let _ = catch_unwind(|| unsafe { replay::monitor_waited(env, object) });
 }
 
 unsafe extern "C" fn gc_start(_jv: *mut jvmtiEnv) {

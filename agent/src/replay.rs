@@ -45,9 +45,11 @@
 //!   step at all, held right after their lazily emitted `begin`), the thread waits until
 //!   the replay is decided (reproduced, diverged, timed out), at the entry and exit of
 //!   its hooks, with the same exception.
-//! * A `wake` step is held in the JVMTI MonitorWaited callback (replay mode enables
-//!   it), after `Object.wait` ends and before the thread re-enters the monitor, since its
-//!   hook runs only once the monitor is held again ([`monitor_waited`]).
+//! * A `wake` step's hook runs once the monitor is held again, so a thread whose wake
+//!   (or end of schedule) is next is not held there as usual, which would keep the
+//!   monitor from threads whose steps come first: it waits on the monitor instead, 1 ms
+//!   at a time, until its turn (the JVMTI MonitorWaited callback, which replay mode
+//!   enables, notes the object; [`monitor_waited`]).
 //! * A hook that emits several events is held once, for the first: when a later one is a
 //!   step whose turn has not come, the thread is held at the hook's exit (before the
 //!   operation of a write or release).
@@ -82,7 +84,8 @@
 //! * The replayed run must be recorded with the recording's settings (the CLI reuses
 //!   them) and the same agent build: event numbers count what the recorder writes.
 
-use crate::runtime;
+use crate::jvmti::{jlong, jobject, JNIEnv};
+use crate::{jni, runtime};
 use jrace_trace::model::Kind;
 use jrace_trace::schedule::{RanAccess, ReplayResult, Schedule, Status, StepRef, RESULT_FILE};
 use std::cell::Cell;
@@ -164,6 +167,13 @@ struct Me {
     /// 1 + a step this thread emitted before its turn (a hook that emits several events
     /// was held for the first only); 0 for none.
     early: Cell<usize>,
+    /// A global reference to the object whose `wait` just ended while the thread's next
+    /// step is the `wake` (or it has none left): its next hook, which runs with the
+    /// monitor held again, holds it in further waits on the monitor ([`Replay::wait_on`]).
+    /// Null for none.
+    waited: Cell<jobject>,
+    /// The thread is in one of those waits (its MonitorWaited events are its own).
+    own_wait: Cell<bool>,
 }
 
 thread_local! {
@@ -177,6 +187,8 @@ thread_local! {
             last_hold: Cell::new(false),
             early: Cell::new(0),
             maybe_early: Cell::new(0),
+            waited: Cell::new(std::ptr::null_mut()),
+            own_wait: Cell::new(false),
         }
     };
 }
@@ -334,20 +346,20 @@ pub fn emitted(tid: u32, kind: Kind, loc: u32, value: Option<i64>) {
     });
 }
 
-/// A hook's entry or exit on this thread: hold it while its next event must wait.
-/// Whether a replay is on (so the thread may have been held).
+/// A hook's entry or exit on this thread (`env` its JNI environment): hold it while its
+/// next event must wait. Whether a replay is on (so the thread may have been held).
 #[inline]
-pub fn gate(p: Point) -> bool {
+pub fn gate(p: Point, env: *mut JNIEnv) -> bool {
     if !ACTIVE.load(Ordering::Relaxed) {
         return false;
     }
     let Some(r) = REPLAY.get() else { return false };
     // Exit gates run outside the hook's own panic guard.
-    let _ = std::panic::catch_unwind(|| gate_in(r, p));
+    let _ = std::panic::catch_unwind(|| gate_in(r, p, env));
     true
 }
 
-fn gate_in(r: &Replay, p: Point) {
+fn gate_in(r: &Replay, p: Point, env: *mut JNIEnv) {
     let _ = ME.try_with(|me| {
         let t = me.thread.get();
         if t == FREE || me.tid.get() == NONE {
@@ -384,6 +396,20 @@ fn gate_in(r: &Replay, p: Point) {
             .iter()
             .copied()
             .find(|&j| !r.invisible(j));
+        let waited = me.waited.replace(std::ptr::null_mut());
+        if !waited.is_null() && p == Point::Entry && !env.is_null() {
+            // The first hook since `wait` ended: the monitor is held again. Until the
+            // wake's turn, wait on it (releasing it) instead of holding it.
+            let wake_next = target.is_none_or(|j| r.s.steps[j].kind == Kind::Wake);
+            if wake_next {
+                // SAFETY: env is this thread's; `waited` a live global reference.
+                unsafe {
+                    r.wait_on(me, env, waited, || target.is_some_and(|j| r.ready(j, t)));
+                }
+            }
+            // SAFETY: as above; the reference is not used again.
+            unsafe { jni!(env, DeleteGlobalRef, waited) };
+        }
         match target {
             Some(j) => {
                 if p == Point::Exit && hook_before_op(r.s.steps[j].kind) {
@@ -406,28 +432,39 @@ fn gate_in(r: &Replay, p: Point) {
     });
 }
 
-/// JVMTI MonitorWaited: the thread's `Object.wait` is over but it has not re-entered the
-/// monitor yet (HotSpot posts the event before re-entering). When its next step is the
-/// `wake`, it is held here, where it holds no monitor, rather than in the wake's hook
-/// after it re-entered (which would keep the monitor from the threads whose steps come
-/// first).
-pub fn monitor_waited() {
-    if !ACTIVE.load(Ordering::Relaxed) {
+/// JVMTI MonitorWaited: the thread's `Object.wait(object)` is over; it re-enters the
+/// monitor next. When its next step is the `wake` (or it has no step left), its next hook
+/// must not hold it as usual: it would hold the monitor, which the threads whose steps
+/// come first may need. Nor can it be held here, before it re-enters: HotSpot wakes one
+/// waiter (its "successor") per monitor exit and lets the others sleep until the next
+/// exit, so holding the successor could keep a thread whose turn it is asleep. So the
+/// object is noted, and the next hook waits on it ([`Replay::wait_on`]).
+///
+/// # Safety
+/// `env` is the calling thread's JNI environment and `object` a live reference.
+pub unsafe fn monitor_waited(env: *mut JNIEnv, object: jobject) {
+    if !ACTIVE.load(Ordering::Relaxed) || env.is_null() || object.is_null() {
         return;
     }
     let Some(r) = REPLAY.get() else { return };
     let _ = ME.try_with(|me| {
         let t = me.thread.get();
-        if t == FREE || me.tid.get() == NONE || r.stop.load(Ordering::Acquire) {
+        if me.own_wait.get() || t == FREE || me.tid.get() == NONE {
+            return;
+        }
+        if r.stop.load(Ordering::Acquire) {
             return;
         }
         let next = me.count.get() as usize;
-        let Some(&j) = r.by_thread[t].get(next) else {
-            return;
-        };
-        if r.s.steps[j].kind == Kind::Wake {
-            r.debug(|| format!("MonitorWaited: thread {t} holds for step {j}"));
-            r.wait(|| r.ready(j, t));
+        let wake_next = r.by_thread[t]
+            .get(next)
+            .is_none_or(|&j| r.s.steps[j].kind == Kind::Wake);
+        if wake_next {
+            let g = jni!(env, NewGlobalRef, object);
+            let old = me.waited.replace(g);
+            if !old.is_null() {
+                jni!(env, DeleteGlobalRef, old);
+            }
         }
     });
 }
@@ -445,6 +482,66 @@ pub fn vm_death() {
         };
         r.finish(status);
     }
+}
+
+/// The JNI ids [`Replay::wait_on`] calls through, looked up once.
+struct JavaIds {
+    wait: crate::jvmti::jmethodID,
+    interrupted: crate::jvmti::jclass,
+    thread: crate::jvmti::jclass,
+    current: crate::jvmti::jmethodID,
+    interrupt: crate::jvmti::jmethodID,
+}
+
+// SAFETY: method ids and global class references are valid in every thread.
+unsafe impl Send for JavaIds {}
+unsafe impl Sync for JavaIds {}
+
+static JAVA_IDS: OnceLock<Option<JavaIds>> = OnceLock::new();
+
+/// # Safety
+/// `env` is the calling thread's JNI environment.
+unsafe fn java_ids(env: *mut JNIEnv) -> Option<&'static JavaIds> {
+    JAVA_IDS
+        .get_or_init(|| {
+            let class = |name: &str| {
+                let c = std::ffi::CString::new(name).ok()?;
+                let k = jni!(env, FindClass, c.as_ptr());
+                if k.is_null() {
+                    jni!(env, ExceptionClear);
+                    return None;
+                }
+                let g = jni!(env, NewGlobalRef, k);
+                jni!(env, DeleteLocalRef, k);
+                Some(g as crate::jvmti::jclass)
+            };
+            let method = |k: crate::jvmti::jclass, name: &str, sig: &str, is_static: bool| {
+                let (n, s) = (
+                    std::ffi::CString::new(name).ok()?,
+                    std::ffi::CString::new(sig).ok()?,
+                );
+                let m = if is_static {
+                    jni!(env, GetStaticMethodID, k, n.as_ptr(), s.as_ptr())
+                } else {
+                    jni!(env, GetMethodID, k, n.as_ptr(), s.as_ptr())
+                };
+                if m.is_null() {
+                    jni!(env, ExceptionClear);
+                    return None;
+                }
+                Some(m)
+            };
+            let object = class("java/lang/Object")?;
+            let thread = class("java/lang/Thread")?;
+            Some(JavaIds {
+                wait: method(object, "wait", "(J)V", false)?,
+                interrupted: class("java/lang/InterruptedException")?,
+                thread,
+                current: method(thread, "currentThread", "()Ljava/lang/Thread;", true)?,
+                interrupt: method(thread, "interrupt", "()V", false)?,
+            })
+        })
+        .as_ref()
 }
 
 impl Replay {
@@ -593,6 +690,56 @@ impl Replay {
                 && now.saturating_sub(self.emitted_at[i].load(Ordering::Acquire))
                     < SETTLE.as_nanos() as u64
         })
+    }
+
+    /// Holds the calling thread, which holds the monitor of `obj` again after its `wait`
+    /// ended, until `ready`, the end of gating, or the deadline, in timed waits on `obj`
+    /// (1 ms each) that leave the monitor to the other threads meanwhile: to the program,
+    /// a wait that lasted longer. An exception from those waits (the thread does not
+    /// hold the monitor after all, or it was interrupted: its interrupt is set again)
+    /// ends them; the caller then holds the thread as usual.
+    ///
+    /// # Safety
+    /// `env` is the calling thread's JNI environment, `obj` a live reference.
+    unsafe fn wait_on(
+        &self,
+        me: &Me,
+        env: *mut JNIEnv,
+        obj: jobject,
+        mut ready: impl FnMut() -> bool,
+    ) {
+        let Some(java) = java_ids(env) else { return };
+        loop {
+            if self.stop.load(Ordering::Acquire)
+                || runtime::agent().is_some_and(|a| a.stopped.load(Ordering::Relaxed))
+                || ready()
+            {
+                return;
+            }
+            if Instant::now() >= self.deadline {
+                self.finish(Status::Timeout);
+                return;
+            }
+            me.own_wait.set(true);
+            jni!(env, CallVoidMethod, obj, java.wait, 1 as jlong);
+            me.own_wait.set(false);
+            if jni!(env, ExceptionCheck) != 0 {
+                let e = jni!(env, ExceptionOccurred);
+                jni!(env, ExceptionClear);
+                let interrupted = jni!(env, IsInstanceOf, e, java.interrupted) != 0;
+                jni!(env, DeleteLocalRef, e);
+                if interrupted {
+                    let me_thread = jni!(env, CallStaticObjectMethod, java.thread, java.current);
+                    if !me_thread.is_null() {
+                        jni!(env, CallVoidMethod, me_thread, java.interrupt);
+                        jni!(env, DeleteLocalRef, me_thread);
+                    }
+                    jni!(env, ExceptionClear);
+                }
+                self.debug(|| "wait on the monitor failed; held as usual".to_string());
+                return;
+            }
+        }
     }
 
     /// Holds the calling thread until `ready`, the end of gating, or the deadline.

@@ -804,7 +804,7 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
             }
             // SAFETY: `owner` keeps the state alive while `state` points to it.
             let ts = unsafe { &*p };
-            if crate::replay::gate(crate::replay::Point::Entry) {
+            if crate::replay::gate(crate::replay::Point::Entry, env) {
                 // Held by a replay: what the hook records happens when it is let go.
                 entry = Entry::now(a);
             }
@@ -822,7 +822,7 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
             };
             f(&mut cx);
         }));
-        crate::replay::gate(crate::replay::Point::Exit); // replay
+        crate::replay::gate(crate::replay::Point::Exit, env); // replay
         tls.in_hook.set(false);
         if r.is_err() {
             a.log("internal error: a hook panicked; the event was dropped");
