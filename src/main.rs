@@ -420,27 +420,34 @@ fn analyze_source(
     opts: &jrace_analyzer::DetectorOptions,
 ) -> Result<report::Report> {
     analyze_source_tree(path, reopen, Some(names), None, witness, opts, None, None)
+        .map(|(rep, _)| rep)
 }
 
 /// [`analyze_source`] with the witness of race `race` only (`jrace witness`, `jrace
 /// replay`), minimized when asked: race ids do not depend on witnesses, and on long
 /// traces building every race's witness to show one would cost minutes and gigabytes.
+/// Also gives back the trace, read whole for the witnesses, for names and locations.
 fn analyze_for_race(
     path: &Path,
     reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
     names: &[&'static str],
     race: u64,
     minimize: bool,
-) -> Result<report::Report> {
+) -> Result<(report::Report, jrace_trace::Trace)> {
     let opts = Default::default();
     let only = Some((race, minimize));
-    analyze_source_tree(path, reopen, Some(names), None, true, &opts, None, only)
+    let (rep, trace) =
+        analyze_source_tree(path, reopen, Some(names), None, true, &opts, None, only)?;
+    Ok((
+        rep,
+        trace.expect("a witness analysis reads the whole trace"),
+    ))
 }
 
 /// [`analyze_source`], with the TREE filter run before the detectors when `prepass` is
 /// given, and the detectors either `names` or, when that is `None`, `-d` as `requested`
 /// (with defaults that depend on the filters). Reports name events by their position in
-/// the whole trace either way.
+/// the whole trace either way. With `witness`, the trace read whole comes back too.
 #[allow(clippy::too_many_arguments)]
 fn analyze_source_tree(
     path: &Path,
@@ -451,7 +458,7 @@ fn analyze_source_tree(
     opts: &jrace_analyzer::DetectorOptions,
     prepass: Option<Mode>,
     only_race: Option<(u64, bool)>,
-) -> Result<report::Report> {
+) -> Result<(report::Report, Option<jrace_trace::Trace>)> {
     // The first pass's source also tells whether the trace was recorded filtered.
     let (first, recorded) = open_first(path)?;
     let names = match names {
@@ -566,7 +573,7 @@ fn analyze_source_tree(
             r.witness = Some(w.map(|w| witness::steps(t, &w)));
         }
     }
-    Ok(rep)
+    Ok((rep, trace))
 }
 
 fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
@@ -575,7 +582,7 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     }
     let path = args.trace.clone();
     let opts = args.solver.options()?;
-    let rep = analyze_source_tree(
+    let (rep, _) = analyze_source_tree(
         &args.trace,
         &|| open(&path),
         None,
@@ -625,7 +632,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
 fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
     let names = detector_names(&args.detectors)?;
     let path = args.trace.clone();
-    let rep = analyze_for_race(
+    let (rep, trace) = analyze_for_race(
         &args.trace,
         &|| open(&path),
         &names,
@@ -649,9 +656,6 @@ fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
             rep.races.len()
         );
     };
-    // The same trace analyze_source read, kept for names, ops and locations.
-    let trace = jrace_trace::load(&args.trace)
-        .with_context(|| format!("cannot read {}", args.trace.display()))?;
     let view = witness_view::View::new(&trace, race)
         .map_err(|e| {
             anyhow!(

@@ -286,7 +286,7 @@ pub fn replay_cmd(args: &ReplayArgs) -> Result<ExitCode> {
         );
     }
     let path = args.trace.clone();
-    let rep = crate::analyze_for_race(
+    let (rep, trace) = crate::analyze_for_race(
         &args.trace,
         &|| crate::open(&path),
         &names,
@@ -313,8 +313,6 @@ pub fn replay_cmd(args: &ReplayArgs) -> Result<ExitCode> {
             race.variable
         );
     };
-    let trace = jrace_trace::load(&args.trace)
-        .with_context(|| format!("cannot read {}", args.trace.display()))?;
     let sched = schedule(&trace, race, steps)?;
     let dir = match &args.output {
         Some(d) => d.clone(),
