@@ -763,6 +763,14 @@ fn stats(path: &Path) -> Result<ExitCode> {
             unexplained.unexplained, unexplained.reads
         );
     }
+    if src.reads_moved() > 0 {
+        let _ = writeln!(
+            s,
+            "reads returned before a write their stamp follows: {} (each has the value from \
+             before that write: its hook was stamped after the write landed)",
+            src.reads_moved()
+        );
+    }
     if let Some(m) = recorded {
         let _ = writeln!(
             s,

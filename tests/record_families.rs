@@ -204,9 +204,11 @@ fn killed_jvm_leaves_an_analyzable_trace() {
 }
 
 /// A plain read is stamped when its hook begins: a thread's first read, whose hook also
-/// sets up the thread's log, still sorts before a write it did not see. (Stamped after
-/// that set-up, the read of 0 sorted after the other thread's write of 1 in nine rounds
-/// of ten: a trace its own values contradict, on which mcm lost races m2 found.)
+/// sets up the thread's log, sorts before a write it did not see. Stamped after that
+/// set-up, the read of 0 sorted after the other thread's write of 1 in nine rounds of ten
+/// (a trace its own values contradict, on which mcm lost races m2 found). What is left
+/// (two accesses closer than the hook's own start) the reader puts in order: it returns
+/// such a read before the write (trace/FORMAT.md §7), so no read stays unexplained.
 #[test]
 fn a_first_read_sorts_before_the_write_it_did_not_see() {
     if !java_ready() {
@@ -241,17 +243,25 @@ fn a_first_read_sorts_before_the_write_it_did_not_see() {
     );
     let stats = jrace(&["stats", trace.to_str().unwrap()]);
     let stats = text(&stats.stdout);
-    let unexplained: u32 = stats
-        .lines()
-        .find_map(|l| l.strip_prefix("reads no traced write explains: "))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
+    let count = |prefix: &str| -> Option<u32> {
+        stats
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.trim_end_matches(',').parse().ok())
+    };
+    let unexplained = count("reads no traced write explains: ")
         .unwrap_or_else(|| panic!("jrace stats counts unexplained reads: {stats}"));
+    let moved = count("reads returned before a write their stamp follows: ").unwrap_or(0);
     assert!(
-        unexplained <= rounds / 10,
-        "{unexplained} of {zeros} reads of 0 sort after the write of 1 (at most {} tolerated: \
-         the JVM pausing a thread between a load and its hook still delays its stamp)",
-        rounds / 10
+        moved <= rounds / 4,
+        "{moved} of {zeros} reads of 0 were stamped after the write of 1 (the recorder's \
+         stamps), at most {} expected",
+        rounds / 4
+    );
+    assert!(
+        unexplained <= rounds / 20,
+        "{unexplained} reads of 0 sort after the write of 1 in the trace read back: {stats}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,6 +15,11 @@ pub trait EventSource {
     /// Whether the trace carries branch events. For a `.std` file this is known only
     /// once it has been read to the end.
     fn has_branches(&self) -> bool;
+    /// Plain reads returned before a write their stamp follows so far (FORMAT.md §7:
+    /// agent traces only).
+    fn reads_moved(&self) -> u64 {
+        0
+    }
 }
 
 /// Opens a trace: a directory is an agent trace directory, anything else a `.std` file.

@@ -529,3 +529,119 @@ fn size_of_random_trace() {
     );
     assert!(per_event < 8.0);
 }
+
+/// A trace the agent recorded (`recorder=jrace-agent`): a plain read stamped after a write
+/// it did not see is returned before that write, with the `begin` in front of it, when its
+/// thread's `fork` was returned; a read no move explains, one whose `fork` comes later, a
+/// volatile read, and every event of another writer's trace keep their stamp's place.
+#[test]
+fn agent_traces_return_a_stale_read_before_the_write_it_did_not_see() {
+    // Per thread, (stamp, event) in the thread's order.
+    let ev = |t: ThreadId, k: Kind, target: u32| Event::new(t, k, target, 0);
+    let logs: Vec<(ThreadId, Vec<(u64, Event)>)> = vec![
+        (
+            0,
+            vec![
+                (1, ev(0, Kind::Begin, 0)),
+                (2, ev(0, Kind::Fork, 1)),
+                (3, ev(0, Kind::Fork, 2)),
+                (20, ev(0, Kind::Fork, 3)),
+            ],
+        ),
+        (
+            1,
+            vec![
+                (4, ev(1, Kind::Begin, 0)),
+                (6, ev(1, Kind::Write, 0).with_value(1)), // x = 1
+                (12, ev(1, Kind::Write, 1).with_value(1)), // z = 1
+                (14, ev(1, Kind::Write, 1).with_value(2)), // z = 2
+                (16, ev(1, Kind::Write, 2).with_value(1)), // u = 1
+                (18, ev(1, Kind::VWrite, 4).with_value(1)), // volatile s = 1
+                (19, ev(1, Kind::Write, 3).with_value(9)), // v = 9
+            ],
+        ),
+        (
+            2,
+            vec![
+                (7, ev(2, Kind::Begin, 0)),
+                (7, ev(2, Kind::Read, 0).with_value(0)), // x: 0, before x = 1
+                (8, ev(2, Kind::Branch, 0)),
+                (15, ev(2, Kind::Read, 1).with_value(7)), // z: 7, no write explains it
+                (17, ev(2, Kind::Read, 2).with_value(1)), // u: 1, as stamped
+                (18, ev(2, Kind::VRead, 4).with_value(0)), // volatile: never moved
+            ],
+        ),
+        (
+            3,
+            vec![
+                (21, ev(3, Kind::Begin, 0)),
+                (21, ev(3, Kind::Read, 3).with_value(0)), // v: its fork comes after v = 9
+            ],
+        ),
+    ];
+    let write = |dir: &Path, agent: bool| {
+        let w = TraceWriter::create(dir).unwrap();
+        for t in 0..4 {
+            w.name(Table::Thread, t, &format!("t{t}")).unwrap();
+        }
+        for (x, n) in ["x", "z", "u", "v", "s"].iter().enumerate() {
+            w.name(Table::Static, x as u32, n).unwrap();
+            w.var(x as u32, x as u32, n).unwrap();
+        }
+        w.loc(0, "A.java:1", None).unwrap();
+        if agent {
+            w.set_meta("recorder", "jrace-agent").unwrap();
+        }
+        for (t, evs) in &logs {
+            let mut l = w.thread_log(*t).unwrap();
+            for (s, e) in evs {
+                l.append(*s, e).unwrap();
+            }
+            l.finish().unwrap();
+        }
+        w.finish().unwrap();
+    };
+    let order = |t: &Trace| -> Vec<(ThreadId, Kind, u32)> {
+        t.events
+            .iter()
+            .map(|e| (e.thread, e.kind, e.target))
+            .collect()
+    };
+    let by_stamp = [
+        (0, Kind::Begin, 0),
+        (0, Kind::Fork, 1),
+        (0, Kind::Fork, 2),
+        (1, Kind::Begin, 0),
+        (1, Kind::Write, 0),
+        (2, Kind::Begin, 0),
+        (2, Kind::Read, 0),
+        (2, Kind::Branch, 0),
+        (1, Kind::Write, 1),
+        (1, Kind::Write, 1),
+        (2, Kind::Read, 1),
+        (1, Kind::Write, 2),
+        (2, Kind::Read, 2),
+        (1, Kind::VWrite, 4),
+        (2, Kind::VRead, 4),
+        (1, Kind::Write, 3),
+        (0, Kind::Fork, 3),
+        (3, Kind::Begin, 0),
+        (3, Kind::Read, 3),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().join("plain");
+    write(&plain, false);
+    let (t, r) = read_dir(&plain).unwrap();
+    assert_eq!(order(&t), by_stamp, "another writer's stamps are its order");
+    assert_eq!(r.reads_moved(), 0);
+
+    let agent = tmp.path().join("agent");
+    write(&agent, true);
+    let (t, r) = read_dir(&agent).unwrap();
+    let mut expected = by_stamp.to_vec();
+    // t2's begin and read of x = 0 go before x = 1.
+    let w = expected.remove(4);
+    expected.insert(6, w);
+    assert_eq!(order(&t), expected);
+    assert_eq!(r.reads_moved(), 1);
+}

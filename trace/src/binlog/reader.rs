@@ -82,6 +82,12 @@ struct ThreadStream {
 }
 
 impl ThreadStream {
+    /// The decoded events still to be merged that passed the id check.
+    fn next(&self) -> &[(u64, Event)] {
+        let end = self.good.min(self.len);
+        &self.buf[self.bi.min(end)..end]
+    }
+
     fn new(thread: ThreadId, log: LogReader) -> ThreadStream {
         ThreadStream {
             thread,
@@ -207,7 +213,8 @@ impl ThreadStream {
 /// The merge keeps the stream of the last event returned apart from the heap: while its
 /// next event still sorts before the heap's smallest head it is returned straight away,
 /// which is most events, since threads run in bursts. Otherwise the current stream goes
-/// into the heap and the smallest head comes out. The order is exactly `(stamp, thread)`.
+/// into the heap and the smallest head comes out. The order is `(stamp, thread)`, except
+/// for the plain reads [`StaleReads`] moves before a write they did not see.
 pub struct TraceReader {
     dir: PathBuf,
     symbols: Symbols,
@@ -226,9 +233,125 @@ pub struct TraceReader {
     last_stamp: u64,
     /// Reachable sets recorded as roots, expanded at each `enter` (see [`super::heap`]).
     replay: Option<HeapReplay>,
+    stale: StaleReads,
 }
 
 const NONE: usize = usize::MAX;
+
+/// Plain reads stamped after a write they did not see. A read's hook runs after the load,
+/// so another thread's write can land between the load and the stamp (a thread paused
+/// there by the JVM, say): by stamps the read then follows a write whose value it does
+/// not have. When the merge is about to return a plain write of `x`, and another thread's
+/// next event is a plain read of `x` that has the value `x` holds now but not the
+/// write's (before any write or read of `x`: the value 0, the JVM's initial value of every
+/// field and element), that read is returned first; so is a `branch` before such a read, and a
+/// `begin` whose `fork` was returned (a thread's first read also writes its `begin`).
+/// Only those next events of that thread move, and only before events of other threads,
+/// so each thread's order and every synchronization order stay as recorded: the result
+/// is an interleaving of the same per-thread runs in which that read returns the value it
+/// recorded, as in the run itself. A read no such move explains stays where its stamp
+/// puts it. Only for traces the agent recorded (metadata `recorder=jrace-agent`), whose
+/// stamps are clocks; other writers' stamps are the order they mean.
+#[derive(Default)]
+struct StaleReads {
+    on: bool,
+    /// Per variable id, the value it holds after the events returned so far (its last
+    /// write's, or its first read's while it has no write), when `known` says so.
+    value: Vec<i64>,
+    known: Vec<u64>,
+    /// The streams in the heap whose next event is such a read (or a branch or `begin`
+    /// and then one), by the read's variable; and per stream, the variable it is listed
+    /// under.
+    heads: rustc_hash::FxHashMap<u32, Vec<usize>>,
+    listed: rustc_hash::FxHashMap<usize, u32>,
+    /// Threads whose `fork` was returned.
+    forked: rustc_hash::FxHashSet<ThreadId>,
+    /// Reads moved so far.
+    moved: u64,
+}
+
+impl StaleReads {
+    #[inline]
+    fn get(&self, x: u32) -> Option<i64> {
+        let i = x as usize;
+        let set = self
+            .known
+            .get(i / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1);
+        set.then(|| self.value[i])
+    }
+
+    #[inline]
+    fn set(&mut self, x: u32, v: i64) {
+        let i = x as usize;
+        if i >= self.value.len() {
+            let n = (i + 1).next_power_of_two();
+            self.value.resize(n, 0);
+            self.known.resize(n.div_ceil(64), 0);
+        }
+        self.value[i] = v;
+        self.known[i / 64] |= 1 << (i % 64);
+    }
+
+    /// Updates the variable's value for event `e`, about to be returned.
+    #[inline]
+    fn returned(&mut self, e: &Event) {
+        if !self.on {
+            return;
+        }
+        match e.kind {
+            Kind::Write if e.has_value() => self.set(e.target, e.value),
+            Kind::Read if e.has_value() && self.get(e.target).is_none() => {
+                self.set(e.target, e.value)
+            }
+            Kind::Fork => {
+                self.forked.insert(e.target);
+            }
+            _ => {}
+        }
+    }
+
+    /// The read a stream whose next events are `next` would move for: the first of them,
+    /// or the second after a branch or `begin`.
+    fn lead(next: &[(u64, Event)]) -> Option<&Event> {
+        let is_read = |e: &Event| e.kind == Kind::Read && e.has_value();
+        match next {
+            [(_, e), ..] if is_read(e) => Some(e),
+            [(_, h), (_, e), ..] if matches!(h.kind, Kind::Branch | Kind::Begin) && is_read(e) => {
+                Some(e)
+            }
+            _ => None,
+        }
+    }
+
+    /// Stream `i`, whose next events are `next`, went into the heap (or its head moved).
+    #[inline]
+    fn pushed(&mut self, i: usize, next: &[(u64, Event)]) {
+        if !self.on {
+            return;
+        }
+        if let Some(r) = Self::lead(next) {
+            self.heads.entry(r.target).or_default().push(i);
+            self.listed.insert(i, r.target);
+        }
+    }
+
+    /// Stream `i` left the heap, or its head moved.
+    #[inline]
+    fn left(&mut self, i: usize) {
+        if self.listed.is_empty() {
+            return;
+        }
+        if let Some(x) = self.listed.remove(&i) {
+            if let Some(v) = self.heads.get_mut(&x) {
+                v.retain(|&j| j != i);
+                if v.is_empty() {
+                    self.heads.remove(&x);
+                }
+            }
+        }
+    }
+}
 
 #[inline(always)]
 fn key(stamp: u64, thread: ThreadId) -> u128 {
@@ -346,12 +469,15 @@ impl TraceReader {
             saw_branch: false,
             last_stamp: 0,
             replay,
+            stale: StaleReads::default(),
         };
+        r.stale.on = r.meta.get("recorder").map(String::as_str) == Some("jrace-agent");
         for t in threads {
             let log = LogReader::open(dir, &thread_stem(t), t)?;
             let mut s = ThreadStream::new(t, log);
             if s.fill(&r.limits, &r.symbols)? {
                 r.heap.push(Reverse((s.buf[0].0, t, r.streams.len())));
+                r.stale.pushed(r.streams.len(), s.next());
             }
             r.streams.push(s);
         }
@@ -386,6 +512,24 @@ impl TraceReader {
 }
 
 impl TraceReader {
+    /// A stream in the heap whose next event is a plain read of `w`'s variable that has
+    /// the value the variable holds now (0 if nothing was returned of it yet) and not
+    /// `w`'s ([`StaleReads`]).
+    fn stale_read_before(&self, w: &Event) -> Option<usize> {
+        let heads = self.stale.heads.get(&w.target)?;
+        let now = self.stale.get(w.target);
+        heads.iter().copied().find(|&j| {
+            let next = self.streams[j].next();
+            StaleReads::lead(next).is_some_and(|r| {
+                r.target == w.target
+                    && r.value != w.value
+                    && now.map_or(r.value == 0, |v| v == r.value)
+                    && r.thread != w.thread
+                    && (next[0].1.kind != Kind::Begin || self.stale.forked.contains(&r.thread))
+            })
+        })
+    }
+
     /// Counts, checks and returns event `e` (at `stamp`) of stream `i`.
     #[inline(always)]
     fn emit(&mut self, i: usize, stamp: u64, mut e: Event) -> Result<Option<Event>, TraceError> {
@@ -424,6 +568,7 @@ impl EventSource for TraceReader {
                 let Some(Reverse((_, _, i))) = self.heap.pop() else {
                     return Ok(None);
                 };
+                self.stale.left(i);
                 self.cur = i;
                 self.bound = self
                     .heap
@@ -437,17 +582,40 @@ impl EventSource for TraceReader {
                 if key(stamp, s.thread) > self.bound {
                     // Another stream's head comes first: switch.
                     self.heap.push(Reverse((stamp, s.thread, c)));
+                    self.stale.pushed(c, s.next());
                     self.cur = NONE;
                     continue;
                 }
-                s.bi += 1;
-                if s.bi > s.good {
+                if s.bi >= s.good {
+                    s.bi += 1;
                     let err = s.bad.take().unwrap_or_else(|| TraceError::Other {
                         path: self.dir.clone(),
                         msg: "expected an event with ids named in the metadata".into(),
                     });
                     return Err(err);
                 }
+                if e.kind == Kind::Write && !self.stale.heads.is_empty() && e.has_value() {
+                    if let Some(j) = self.stale_read_before(&e) {
+                        // Stream j's next event (the read, or the branch or `begin`
+                        // before it, and the read at the next call) goes first. j stays
+                        // in the heap under its old key, which now sorts too early: the
+                        // merge takes it out, sees its real head, and puts it back.
+                        let t = &mut self.streams[j];
+                        let (hs, h) = t.buf[t.bi];
+                        t.bi += 1;
+                        self.stale.left(j);
+                        if h.kind == Kind::Read {
+                            self.stale.moved += 1;
+                        } else {
+                            self.stale.pushed(j, t.next());
+                        }
+                        self.stale.returned(&h);
+                        return self.emit(j, hs, h);
+                    }
+                }
+                let s = &mut self.streams[c];
+                s.bi += 1;
+                self.stale.returned(&e);
                 return self.emit(c, stamp, e);
             }
             let more = s.fill(&self.limits, &self.symbols);
@@ -464,6 +632,11 @@ impl EventSource for TraceReader {
 
     fn symbols(&self) -> &Symbols {
         &self.symbols
+    }
+
+    /// Plain reads returned before a write their stamp follows ([`StaleReads`]).
+    fn reads_moved(&self) -> u64 {
+        self.stale.moved
     }
 
     /// The `branches` metadata key when present (`1`/`0`), else whether a branch event
