@@ -84,7 +84,7 @@
 //! * The replayed run must be recorded with the recording's settings (the CLI reuses
 //!   them) and the same agent build: event numbers count what the recorder writes.
 
-use crate::jvmti::{jlong, jobject, JNIEnv};
+use crate::jvmti::{jobject, JNIEnv};
 use crate::{jni, runtime};
 use jrace_trace::model::Kind;
 use jrace_trace::schedule::{RanAccess, ReplayResult, Schedule, Status, StepRef, RESULT_FILE};
@@ -361,6 +361,12 @@ pub fn gate(p: Point, env: *mut JNIEnv) -> bool {
 
 fn gate_in(r: &Replay, p: Point, env: *mut JNIEnv) {
     let _ = ME.try_with(|me| {
+        // The object of a `wait` that just ended, when this is the first hook after it.
+        let waited = if p == Point::Entry && !env.is_null() {
+            WaitedRef(me.waited.replace(std::ptr::null_mut()), env)
+        } else {
+            WaitedRef(std::ptr::null_mut(), env)
+        };
         let t = me.thread.get();
         if t == FREE || me.tid.get() == NONE {
             return;
@@ -396,19 +402,13 @@ fn gate_in(r: &Replay, p: Point, env: *mut JNIEnv) {
             .iter()
             .copied()
             .find(|&j| !r.invisible(j));
-        let waited = me.waited.replace(std::ptr::null_mut());
-        if !waited.is_null() && p == Point::Entry && !env.is_null() {
+        if !waited.0.is_null() && target.is_none_or(|j| r.s.steps[j].kind == Kind::Wake) {
             // The first hook since `wait` ended: the monitor is held again. Until the
             // wake's turn, wait on it (releasing it) instead of holding it.
-            let wake_next = target.is_none_or(|j| r.s.steps[j].kind == Kind::Wake);
-            if wake_next {
-                // SAFETY: env is this thread's; `waited` a live global reference.
-                unsafe {
-                    r.wait_on(me, env, waited, || target.is_some_and(|j| r.ready(j, t)));
-                }
+            // SAFETY: env is this thread's; `waited` a live global reference.
+            unsafe {
+                r.wait_on(me, env, waited.0, || target.is_some_and(|j| r.ready(j, t)));
             }
-            // SAFETY: as above; the reference is not used again.
-            unsafe { jni!(env, DeleteGlobalRef, waited) };
         }
         match target {
             Some(j) => {
@@ -430,6 +430,18 @@ fn gate_in(r: &Replay, p: Point, env: *mut JNIEnv) {
             }
         }
     });
+}
+
+/// A global reference [`gate_in`] took from [`Me::waited`], deleted when it is done.
+struct WaitedRef(jobject, *mut JNIEnv);
+
+impl Drop for WaitedRef {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: a global reference of this thread's JNI environment, not used again.
+            unsafe { jni!(self.1, DeleteGlobalRef, self.0) };
+        }
+    }
 }
 
 /// JVMTI MonitorWaited: the thread's `Object.wait(object)` is over; it re-enters the
@@ -482,66 +494,6 @@ pub fn vm_death() {
         };
         r.finish(status);
     }
-}
-
-/// The JNI ids [`Replay::wait_on`] calls through, looked up once.
-struct JavaIds {
-    wait: crate::jvmti::jmethodID,
-    interrupted: crate::jvmti::jclass,
-    thread: crate::jvmti::jclass,
-    current: crate::jvmti::jmethodID,
-    interrupt: crate::jvmti::jmethodID,
-}
-
-// SAFETY: method ids and global class references are valid in every thread.
-unsafe impl Send for JavaIds {}
-unsafe impl Sync for JavaIds {}
-
-static JAVA_IDS: OnceLock<Option<JavaIds>> = OnceLock::new();
-
-/// # Safety
-/// `env` is the calling thread's JNI environment.
-unsafe fn java_ids(env: *mut JNIEnv) -> Option<&'static JavaIds> {
-    JAVA_IDS
-        .get_or_init(|| {
-            let class = |name: &str| {
-                let c = std::ffi::CString::new(name).ok()?;
-                let k = jni!(env, FindClass, c.as_ptr());
-                if k.is_null() {
-                    jni!(env, ExceptionClear);
-                    return None;
-                }
-                let g = jni!(env, NewGlobalRef, k);
-                jni!(env, DeleteLocalRef, k);
-                Some(g as crate::jvmti::jclass)
-            };
-            let method = |k: crate::jvmti::jclass, name: &str, sig: &str, is_static: bool| {
-                let (n, s) = (
-                    std::ffi::CString::new(name).ok()?,
-                    std::ffi::CString::new(sig).ok()?,
-                );
-                let m = if is_static {
-                    jni!(env, GetStaticMethodID, k, n.as_ptr(), s.as_ptr())
-                } else {
-                    jni!(env, GetMethodID, k, n.as_ptr(), s.as_ptr())
-                };
-                if m.is_null() {
-                    jni!(env, ExceptionClear);
-                    return None;
-                }
-                Some(m)
-            };
-            let object = class("java/lang/Object")?;
-            let thread = class("java/lang/Thread")?;
-            Some(JavaIds {
-                wait: method(object, "wait", "(J)V", false)?,
-                interrupted: class("java/lang/InterruptedException")?,
-                thread,
-                current: method(thread, "currentThread", "()Ljava/lang/Thread;", true)?,
-                interrupt: method(thread, "interrupt", "()V", false)?,
-            })
-        })
-        .as_ref()
 }
 
 impl Replay {
@@ -701,49 +653,37 @@ impl Replay {
     ///
     /// # Safety
     /// `env` is the calling thread's JNI environment, `obj` a live reference.
-    unsafe fn wait_on(
-        &self,
-        me: &Me,
-        env: *mut JNIEnv,
-        obj: jobject,
-        mut ready: impl FnMut() -> bool,
-    ) {
-        let Some(java) = java_ids(env) else { return };
-        loop {
-            if self.stop.load(Ordering::Acquire)
-                || runtime::agent().is_some_and(|a| a.stopped.load(Ordering::Relaxed))
-                || ready()
-            {
-                return;
-            }
-            if Instant::now() >= self.deadline {
-                self.finish(Status::Timeout);
-                return;
-            }
+    unsafe fn wait_on(&self, me: &Me, env: *mut JNIEnv, obj: jobject, ready: impl FnMut() -> bool) {
+        self.wait_with(ready, |_| {
             me.own_wait.set(true);
-            jni!(env, CallVoidMethod, obj, java.wait, 1 as jlong);
+            let waited = runtime::replay_wait(env, obj, 1);
             me.own_wait.set(false);
-            if jni!(env, ExceptionCheck) != 0 {
-                let e = jni!(env, ExceptionOccurred);
-                jni!(env, ExceptionClear);
-                let interrupted = jni!(env, IsInstanceOf, e, java.interrupted) != 0;
-                jni!(env, DeleteLocalRef, e);
-                if interrupted {
-                    let me_thread = jni!(env, CallStaticObjectMethod, java.thread, java.current);
-                    if !me_thread.is_null() {
-                        jni!(env, CallVoidMethod, me_thread, java.interrupt);
-                        jni!(env, DeleteLocalRef, me_thread);
-                    }
-                    jni!(env, ExceptionClear);
-                }
+            if !waited {
                 self.debug(|| "wait on the monitor failed; held as usual".to_string());
-                return;
             }
-        }
+            waited
+        });
     }
 
     /// Holds the calling thread until `ready`, the end of gating, or the deadline.
-    fn wait(&self, mut ready: impl FnMut() -> bool) {
+    fn wait(&self, ready: impl FnMut() -> bool) {
+        self.wait_with(ready, |i| {
+            if i < 64 {
+                std::hint::spin_loop();
+            } else if i < 128 {
+                std::thread::yield_now();
+            } else if i < 1000 {
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            true
+        });
+    }
+
+    /// Until `ready`, the end of gating, or the deadline, calls `pause` with the number
+    /// of pauses so far; stops early when `pause` returns false.
+    fn wait_with(&self, mut ready: impl FnMut() -> bool, mut pause: impl FnMut(u32) -> bool) {
         let mut i = 0u32;
         loop {
             if self.stop.load(Ordering::Acquire)
@@ -758,14 +698,8 @@ impl Replay {
                 self.finish(Status::Timeout);
                 return;
             }
-            if i < 64 {
-                std::hint::spin_loop();
-            } else if i < 128 {
-                std::thread::yield_now();
-            } else if i < 1000 {
-                std::thread::sleep(Duration::from_micros(50));
-            } else {
-                std::thread::sleep(Duration::from_micros(500));
+            if !pause(i) {
+                return;
             }
             i = i.saturating_add(1);
         }

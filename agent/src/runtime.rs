@@ -309,6 +309,10 @@ struct Java {
     future_task: jclass,
     executor: jclass,
     interrupted_exception: jclass,
+    /// `Object.wait(long)` and `Thread.interrupt()`, for replay's waits
+    /// ([`replay_wait`]).
+    object_wait: jmethodID,
+    thread_interrupt: jmethodID,
 }
 
 /// What the recorder knows about a receiver's class.
@@ -387,6 +391,39 @@ static AGENT: OnceLock<Agent> = OnceLock::new();
 
 pub fn agent() -> Option<&'static Agent> {
     AGENT.get()
+}
+
+/// Replay's wait on `obj`, whose monitor the calling thread holds: `obj.wait(millis)`.
+/// False if it threw (the exception cleared); when that was an interruption, the
+/// thread's interrupt status is set again.
+///
+/// # Safety
+/// `env` is the calling thread's JNI environment and `obj` a live reference.
+pub unsafe fn replay_wait(env: *mut JNIEnv, obj: jobject, millis: i64) -> bool {
+    let Some(java) = AGENT.get().and_then(|a| a.java.get()) else {
+        return false;
+    };
+    jni!(env, CallVoidMethod, obj, java.object_wait, millis as jlong);
+    if jni!(env, ExceptionCheck) == 0 {
+        return true;
+    }
+    let e = jni!(env, ExceptionOccurred);
+    jni!(env, ExceptionClear);
+    if jni!(env, IsInstanceOf, e, java.interrupted_exception) != 0 {
+        let me = jni!(
+            env,
+            CallStaticObjectMethod,
+            java.thread_class,
+            java.current_thread
+        );
+        if !me.is_null() {
+            jni!(env, CallVoidMethod, me, java.thread_interrupt);
+            jni!(env, DeleteLocalRef, me);
+        }
+        jni!(env, ExceptionClear);
+    }
+    jni!(env, DeleteLocalRef, e);
+    false
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -575,6 +612,8 @@ impl Agent {
             future_task,
             executor,
             interrupted_exception: class("java/lang/InterruptedException")?,
+            object_wait: method(class("java/lang/Object")?, "wait", "(J)V", false)?,
+            thread_interrupt: method(thread_class, "interrupt", "()V", false)?,
         };
         let _ = self.java.set(java);
         if self.gc_events && collector_moves_only_in_pauses() {
