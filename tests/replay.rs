@@ -312,6 +312,47 @@ fn replay_lets_a_woken_thread_wait_on_the_monitor_until_its_turn() {
     }
 }
 
+/// The same with `Condition.await` (java-harness/src/replay/CondBuffer.java): a thread
+/// holds the lock again when `await` returns, so one held there until its wake's turn
+/// kept the lock from the threads whose steps come first; every replay timed out (40 of
+/// 40). It now waits on the condition, 1 ms at a time, until its turn.
+#[test]
+fn replay_lets_a_thread_back_from_await_wait_on_the_condition_until_its_turn() {
+    if !java() {
+        return;
+    }
+    let cp = classes();
+    let trace = scratch("cond-buffer");
+    record(&trace, &["replay.CondBuffer"]);
+    let ids = races(&trace);
+    assert!(ids.len() >= 2, "{ids:?}");
+    let mut verdicts = Vec::new();
+    for (id, _) in &ids {
+        let dir = scratch(&format!("cond-buffer-r{id}"));
+        let out = replay(
+            &trace,
+            *id,
+            &dir,
+            &["--timeout", "20"],
+            &["-cp", &cp, "replay.CondBuffer"],
+            None,
+        );
+        let (stdout, _) = text(&out);
+        verdicts.push(stdout.lines().last().unwrap_or("").to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let reproduced = verdicts
+        .iter()
+        .filter(|v| v.starts_with("reproduced:"))
+        .count();
+    assert!(
+        reproduced * 2 >= verdicts.len(),
+        "{reproduced} of {} reproduced: {verdicts:?}",
+        verdicts.len()
+    );
+    let _ = std::fs::remove_dir_all(&trace);
+}
+
 #[test]
 fn replay_diverges_when_the_input_changes() {
     if !java() {

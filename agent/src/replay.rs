@@ -49,7 +49,8 @@
 //!   (or end of schedule) is next is not held there as usual, which would keep the
 //!   monitor from threads whose steps come first: it waits on the monitor instead, 1 ms
 //!   at a time, until its turn (the JVMTI MonitorWaited callback, which replay mode
-//!   enables, notes the object; [`monitor_waited`]).
+//!   enables, notes the object; [`monitor_waited`]). The same for `Condition.await`
+//!   and its lock, with `awaitNanos` ([`awaiting`]).
 //! * A hook that emits several events is held once, for the first: when a later one is a
 //!   step whose turn has not come, the thread is held at the hook's exit (before the
 //!   operation of a write or release).
@@ -167,11 +168,13 @@ struct Me {
     /// 1 + a step this thread emitted before its turn (a hook that emits several events
     /// was held for the first only); 0 for none.
     early: Cell<usize>,
-    /// A global reference to the object whose `wait` just ended while the thread's next
-    /// step is the `wake` (or it has none left): its next hook, which runs with the
-    /// monitor held again, holds it in further waits on the monitor ([`Replay::wait_on`]).
-    /// Null for none.
+    /// A global reference to the object whose `wait` just ended (or the `Condition` the
+    /// thread is about to await) while the thread's next step is the `wake` (or it has
+    /// none left): its next hook, which runs with the monitor (lock) held again, holds it
+    /// in further waits on the object ([`Replay::wait_on`]). Null for none.
     waited: Cell<jobject>,
+    /// `waited` is a `Condition`.
+    waited_condition: Cell<bool>,
     /// The thread is in one of those waits (its MonitorWaited events are its own).
     own_wait: Cell<bool>,
 }
@@ -188,6 +191,7 @@ thread_local! {
             early: Cell::new(0),
             maybe_early: Cell::new(0),
             waited: Cell::new(std::ptr::null_mut()),
+            waited_condition: Cell::new(false),
             own_wait: Cell::new(false),
         }
     };
@@ -405,9 +409,12 @@ fn gate_in(r: &Replay, p: Point, env: *mut JNIEnv) {
         if !waited.0.is_null() && target.is_none_or(|j| r.s.steps[j].kind == Kind::Wake) {
             // The first hook since `wait` ended: the monitor is held again. Until the
             // wake's turn, wait on it (releasing it) instead of holding it.
+            let condition = me.waited_condition.get();
             // SAFETY: env is this thread's; `waited` a live global reference.
             unsafe {
-                r.wait_on(me, env, waited.0, || target.is_some_and(|j| r.ready(j, t)));
+                r.wait_on(me, env, waited.0, condition, || {
+                    target.is_some_and(|j| r.ready(j, t))
+                });
             }
         }
         match target {
@@ -467,18 +474,55 @@ pub unsafe fn monitor_waited(env: *mut JNIEnv, object: jobject) {
         if r.stop.load(Ordering::Acquire) {
             return;
         }
-        let next = me.count.get() as usize;
-        let wake_next = r.by_thread[t]
-            .get(next)
-            .is_none_or(|&j| r.s.steps[j].kind == Kind::Wake);
-        if wake_next {
-            let g = jni!(env, NewGlobalRef, object);
-            let old = me.waited.replace(g);
-            if !old.is_null() {
-                jni!(env, DeleteGlobalRef, old);
-            }
-        }
+        note_wait(r, me, t, env, object, false);
     });
+}
+
+/// `Condition.await` on `cond`, its `wait` just emitted: the same as [`monitor_waited`]
+/// for the lock, which the thread holds again when `await` returns (no JVMTI event says
+/// when that is, so the object is noted before it awaits).
+///
+/// # Safety
+/// `env` is the calling thread's JNI environment and `cond` a live reference.
+pub unsafe fn awaiting(env: *mut JNIEnv, cond: jobject) {
+    if !ACTIVE.load(Ordering::Relaxed) || env.is_null() || cond.is_null() {
+        return;
+    }
+    let Some(r) = REPLAY.get() else { return };
+    let _ = ME.try_with(|me| {
+        let t = me.thread.get();
+        if t == FREE || me.tid.get() == NONE || r.stop.load(Ordering::Acquire) {
+            return;
+        }
+        note_wait(r, me, t, env, cond, true);
+    });
+}
+
+/// Notes `object` in [`Me::waited`] when thread `t`'s next step is the `wake` (or it has
+/// none left).
+///
+/// # Safety
+/// `env` is the calling thread's JNI environment and `object` a live reference.
+unsafe fn note_wait(
+    r: &Replay,
+    me: &Me,
+    t: usize,
+    env: *mut JNIEnv,
+    object: jobject,
+    condition: bool,
+) {
+    let next = me.count.get() as usize;
+    let wake_next = r.by_thread[t]
+        .get(next)
+        .is_none_or(|&j| r.s.steps[j].kind == Kind::Wake);
+    if wake_next {
+        let g = jni!(env, NewGlobalRef, object);
+        let old = me.waited.replace(g);
+        me.waited_condition.set(condition);
+        if !old.is_null() {
+            jni!(env, DeleteGlobalRef, old);
+        }
+    }
 }
 
 /// VMDeath: stop gating; the result says `exited` unless something was decided.
@@ -653,10 +697,17 @@ impl Replay {
     ///
     /// # Safety
     /// `env` is the calling thread's JNI environment, `obj` a live reference.
-    unsafe fn wait_on(&self, me: &Me, env: *mut JNIEnv, obj: jobject, ready: impl FnMut() -> bool) {
+    unsafe fn wait_on(
+        &self,
+        me: &Me,
+        env: *mut JNIEnv,
+        obj: jobject,
+        condition: bool,
+        ready: impl FnMut() -> bool,
+    ) {
         self.wait_with(ready, |_| {
             me.own_wait.set(true);
-            let waited = runtime::replay_wait(env, obj, 1);
+            let waited = runtime::replay_wait(env, obj, condition);
             me.own_wait.set(false);
             if !waited {
                 self.debug(|| "wait on the monitor failed; held as usual".to_string());

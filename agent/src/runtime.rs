@@ -309,9 +309,10 @@ struct Java {
     future_task: jclass,
     executor: jclass,
     interrupted_exception: jclass,
-    /// `Object.wait(long)` and `Thread.interrupt()`, for replay's waits
-    /// ([`replay_wait`]).
+    /// `Object.wait(long)`, `ConditionObject.awaitNanos(long)` and `Thread.interrupt()`,
+    /// for replay's waits ([`replay_wait`]).
     object_wait: jmethodID,
+    condition_await_nanos: jmethodID,
     thread_interrupt: jmethodID,
 }
 
@@ -393,17 +394,28 @@ pub fn agent() -> Option<&'static Agent> {
     AGENT.get()
 }
 
-/// Replay's wait on `obj`, whose monitor the calling thread holds: `obj.wait(millis)`.
-/// False if it threw (the exception cleared); when that was an interruption, the
-/// thread's interrupt status is set again.
+/// Replay's wait of 1 ms on `obj`, whose monitor (or, for a `Condition`, whose lock) the
+/// calling thread holds: `obj.wait(1)` or `obj.awaitNanos(1_000_000)`. False if it threw
+/// (the exception cleared); when that was an interruption, the thread's interrupt status
+/// is set again.
 ///
 /// # Safety
 /// `env` is the calling thread's JNI environment and `obj` a live reference.
-pub unsafe fn replay_wait(env: *mut JNIEnv, obj: jobject, millis: i64) -> bool {
+pub unsafe fn replay_wait(env: *mut JNIEnv, obj: jobject, condition: bool) -> bool {
     let Some(java) = AGENT.get().and_then(|a| a.java.get()) else {
         return false;
     };
-    jni!(env, CallVoidMethod, obj, java.object_wait, millis as jlong);
+    if condition {
+        let _ = jni!(
+            env,
+            CallLongMethod,
+            obj,
+            java.condition_await_nanos,
+            1_000_000 as jlong
+        );
+    } else {
+        jni!(env, CallVoidMethod, obj, java.object_wait, 1 as jlong);
+    }
     if jni!(env, ExceptionCheck) == 0 {
         return true;
     }
@@ -613,6 +625,7 @@ impl Agent {
             executor,
             interrupted_exception: class("java/lang/InterruptedException")?,
             object_wait: method(class("java/lang/Object")?, "wait", "(J)V", false)?,
+            condition_await_nanos: method(condition, "awaitNanos", "(J)J", false)?,
             thread_interrupt: method(thread_class, "interrupt", "()V", false)?,
         };
         let _ = self.java.set(java);
@@ -1868,7 +1881,10 @@ impl Cx<'_> {
                 let lo = self.lock_object(o, m);
                 let obj = self.obj(lo);
                 match (op, before) {
-                    (LibOp::Await, true) => self.wait(obj, loc),
+                    (LibOp::Await, true) => {
+                        self.wait(obj, loc);
+                        crate::replay::awaiting(self.env, o); // replay
+                    }
                     (LibOp::Await, false) => self.wake(obj, loc),
                     (LibOp::Signal, true) => self.notify(obj, false, loc),
                     (LibOp::SignalAll, true) => self.notify(obj, true, loc),
