@@ -242,9 +242,9 @@ const NONE: usize = usize::MAX;
 /// so another thread's write can land between the load and the stamp (a thread paused
 /// there by the JVM, say): by stamps the read then follows a write whose value it does
 /// not have. When the merge is about to return a plain write of `x`, and another thread's
-/// next event is a plain read of `x` that has the value `x` holds now but not the
-/// write's (before any write or read of `x`: the value 0, the JVM's initial value of every
-/// field and element), that read is returned first; so is a `branch` before such a read, and a
+/// next event is a plain read of `x` that has the value `x` holds now but not the write's
+/// (before any write or read of `x`: the value 0, the JVM's initial value of every field
+/// and element), that read is returned first; so is a `branch` before such a read, and a
 /// `begin` whose `fork` was returned (a thread's first read also writes its `begin`).
 /// Only those next events of that thread move, and only before events of other threads,
 /// so each thread's order and every synchronization order stay as recorded: the result
