@@ -30,7 +30,10 @@ pub mod varint;
 mod writer;
 
 pub use reader::TraceReader;
-pub use writer::{write_trace, write_trace_with, Table, ThreadLog, TraceWriter, WriterOptions};
+pub use writer::{
+    write_trace, write_trace_stamped, write_trace_with, Table, ThreadLog, TraceWriter,
+    WriterOptions,
+};
 
 /// Stem of the metadata log: `meta.jrl` (+ `meta.open` while a writer runs).
 pub const META_STEM: &str = "meta";

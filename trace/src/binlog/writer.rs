@@ -272,9 +272,35 @@ pub fn write_trace(trace: &Trace, dir: &Path) -> io::Result<()> {
 
 /// [`write_trace`] with explicit options.
 pub fn write_trace_with(trace: &Trace, dir: &Path, opts: WriterOptions) -> io::Result<()> {
+    let stamps: Vec<u64> = (0..trace.events.len() as u64).collect();
+    write_events(trace, &stamps, &[], dir, opts)
+}
+
+/// Writes an in-memory trace with the given stamp per event (non-decreasing within each
+/// thread) and metadata, as a recorder with a clock would: to test how the reader merges
+/// such stamps (FORMAT.md §7).
+pub fn write_trace_stamped(
+    trace: &Trace,
+    stamps: &[u64],
+    meta: &[(&str, &str)],
+    dir: &Path,
+) -> io::Result<()> {
+    write_events(trace, stamps, meta, dir, WriterOptions::default())
+}
+
+fn write_events(
+    trace: &Trace,
+    stamps: &[u64],
+    meta: &[(&str, &str)],
+    dir: &Path,
+    opts: WriterOptions,
+) -> io::Result<()> {
     let w = TraceWriter::create_with(dir, opts)?;
     let s = &trace.symbols;
     w.set_meta("branches", if trace.has_branches { "1" } else { "0" })?;
+    for (k, v) in meta {
+        w.set_meta(k, v)?;
+    }
     let tables = [
         (Table::Thread, &s.threads),
         (Table::Static, &s.statics),
@@ -306,7 +332,7 @@ pub fn write_trace_with(trace: &Trace, dir: &Path, opts: WriterOptions) -> io::R
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => v.insert(w.thread_log(e.thread)?),
         };
-        log.append(i as u64, e)?;
+        log.append(stamps[i], e)?;
     }
     for (_, log) in logs {
         log.finish()?;
