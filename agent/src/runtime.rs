@@ -800,31 +800,36 @@ struct Cx<'a> {
     loaded: bool,
 }
 
-/// The clock and the synchronization word when a hook began: before any slow work it
-/// may do (creating the thread's state and log, interning a name, taking a stack), so
-/// that a field or array read is stamped right after the load it records, and a
-/// thread's `begin` right after it started. Stamped later, another thread's write made
-/// in between would sort before a read that did not see it (a recorded order its values
-/// contradict).
-#[derive(Clone, Copy)]
+/// The clock (and, for a thread's first hook, the synchronization word) when a hook
+/// began: before any slow work it may do (creating the thread's state and log, interning
+/// a name, taking a stack), so that a field or array read is stamped right after the
+/// load it records, and a thread's `begin` right after it started. Stamped later,
+/// another thread's write made in between would sort before a read that did not see it
+/// (a recorded order its values contradict). Only the hooks of loads read the clock at
+/// entry (the others once, when they stamp), and only a thread's first hook reads the
+/// synchronization word, which plain accesses otherwise never touch.
+#[derive(Clone, Copy, Default)]
 struct Entry {
+    /// 0: not read.
     now: u64,
-    sync: u64,
-}
-
-impl Entry {
-    fn now(a: &Agent) -> Entry {
-        Entry {
-            now: a.now(),
-            sync: a.sync_clock.load(Ordering::Acquire),
-        }
-    }
+    sync: Option<u64>,
 }
 
 /// Runs a hook body on this thread's state: no re-entry (JNI calls made by a hook may run
 /// Java code), no panic escapes, nothing after the VM's death.
 #[inline]
 fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
+    hook_at(env, false, f)
+}
+
+/// [`hook`] for a load: its event is stamped when the hook begins ([`Entry`]).
+#[inline]
+fn load_hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
+    hook_at(env, true, f)
+}
+
+#[inline]
+fn hook_at(env: *mut JNIEnv, load: bool, f: impl FnOnce(&mut Cx)) {
     let Some(a) = AGENT.get() else { return };
     if a.stopped.load(Ordering::Relaxed) {
         return;
@@ -833,15 +838,22 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
         if tls.in_hook.replace(true) {
             return;
         }
-        let mut entry = Entry::now(a);
+        let mut entry = Entry::default();
+        if load {
+            entry.now = a.now();
+        }
         let r = catch_unwind(AssertUnwindSafe(|| {
             let mut p = tls.state.get();
             if p.is_null() {
                 if tls.done.get() {
                     return;
                 }
+                let first = Entry {
+                    now: if load { entry.now } else { a.now() },
+                    sync: Some(a.sync_clock.load(Ordering::Acquire)),
+                };
                 // SAFETY: env is this thread's JNI environment.
-                match unsafe { new_thread_state(a, env, entry) } {
+                match unsafe { new_thread_state(a, env, first) } {
                     Some(s) => {
                         p = Arc::as_ptr(&s);
                         tls.state.set(p);
@@ -856,9 +868,9 @@ fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
             }
             // SAFETY: `owner` keeps the state alive while `state` points to it.
             let ts = unsafe { &*p };
-            if crate::replay::gate(crate::replay::Point::Entry, env) {
+            if crate::replay::gate(crate::replay::Point::Entry, env) && load {
                 // Held by a replay: what the hook records happens when it is let go.
-                entry = Entry::now(a);
+                entry.now = a.now();
             }
             let mut g = lock(ts);
             if g.log.is_none() {
@@ -1021,7 +1033,7 @@ pub fn thread_end() {
                 env: std::ptr::null_mut(),
                 t: &mut g,
                 ref_value: false,
-                entry: Entry::now(a),
+                entry: Entry::default(),
                 loaded: false,
             };
             cx.bp_close_to(0, 0);
@@ -1101,15 +1113,20 @@ impl Cx<'_> {
         // hook began; everything else is stamped now (a publishing event as late as
         // possible, before its operation; an observation the hook makes itself, e.g.
         // under a lock it takes, after all it may follow).
-        let at = if kind == Kind::Begin || (self.loaded && matches!(kind, Kind::Read | Kind::VRead))
-        {
-            self.entry
+        let early =
+            kind == Kind::Begin || (self.loaded && matches!(kind, Kind::Read | Kind::VRead));
+        let now = if early && self.entry.now != 0 {
+            self.entry.now
         } else {
-            Entry::now(a)
+            a.now()
         };
-        let mut s = at.now.max(self.t.last);
+        let mut s = now.max(self.t.last);
         if sync {
-            s = s.max(at.sync + 1);
+            let base = match (kind, self.entry.sync) {
+                (Kind::Begin, Some(w)) => w,
+                _ => a.sync_clock.load(Ordering::Acquire),
+            };
+            s = s.max(base + 1);
             a.sync_clock.fetch_max(s, Ordering::AcqRel);
         }
         self.t.last = s;
@@ -2278,19 +2295,19 @@ fn d2i(v: f64) -> i64 {
 }
 
 unsafe extern "C" fn rd_i(env: Env, _: jclass, v: jint, o: jobject, site: jint) {
-    hook(env, |cx| cx.field(false, o, site, v as i64));
+    load_hook(env, |cx| cx.field(false, o, site, v as i64));
 }
 unsafe extern "C" fn rd_j(env: Env, _: jclass, v: jlong, o: jobject, site: jint) {
-    hook(env, |cx| cx.field(false, o, site, v));
+    load_hook(env, |cx| cx.field(false, o, site, v));
 }
 unsafe extern "C" fn rd_f(env: Env, _: jclass, v: jfloat, o: jobject, site: jint) {
-    hook(env, |cx| cx.field(false, o, site, f2i(v)));
+    load_hook(env, |cx| cx.field(false, o, site, f2i(v)));
 }
 unsafe extern "C" fn rd_d(env: Env, _: jclass, v: jdouble, o: jobject, site: jint) {
-    hook(env, |cx| cx.field(false, o, site, d2i(v)));
+    load_hook(env, |cx| cx.field(false, o, site, d2i(v)));
 }
 unsafe extern "C" fn rd_a(env: Env, _: jclass, v: jobject, o: jobject, site: jint) {
-    hook(env, |cx| {
+    load_hook(env, |cx| {
         let v = cx.ref_value_of(v);
         cx.field(false, o, site, v)
     });
@@ -2315,19 +2332,19 @@ unsafe extern "C" fn wr_a(env: Env, _: jclass, o: jobject, v: jobject, site: jin
     });
 }
 unsafe extern "C" fn sr_i(env: Env, _: jclass, v: jint, site: jint) {
-    hook(env, |cx| cx.static_field(false, site, v as i64));
+    load_hook(env, |cx| cx.static_field(false, site, v as i64));
 }
 unsafe extern "C" fn sr_j(env: Env, _: jclass, v: jlong, site: jint) {
-    hook(env, |cx| cx.static_field(false, site, v));
+    load_hook(env, |cx| cx.static_field(false, site, v));
 }
 unsafe extern "C" fn sr_f(env: Env, _: jclass, v: jfloat, site: jint) {
-    hook(env, |cx| cx.static_field(false, site, f2i(v)));
+    load_hook(env, |cx| cx.static_field(false, site, f2i(v)));
 }
 unsafe extern "C" fn sr_d(env: Env, _: jclass, v: jdouble, site: jint) {
-    hook(env, |cx| cx.static_field(false, site, d2i(v)));
+    load_hook(env, |cx| cx.static_field(false, site, d2i(v)));
 }
 unsafe extern "C" fn sr_a(env: Env, _: jclass, v: jobject, site: jint) {
-    hook(env, |cx| {
+    load_hook(env, |cx| {
         let v = cx.ref_value_of(v);
         cx.static_field(false, site, v)
     });
@@ -2351,19 +2368,19 @@ unsafe extern "C" fn sw_a(env: Env, _: jclass, v: jobject, site: jint) {
     });
 }
 unsafe extern "C" fn ar_i(env: Env, _: jclass, v: jint, a: jobject, i: jint, site: jint) {
-    hook(env, |cx| cx.array(false, a, i, site, v as i64));
+    load_hook(env, |cx| cx.array(false, a, i, site, v as i64));
 }
 unsafe extern "C" fn ar_j(env: Env, _: jclass, v: jlong, a: jobject, i: jint, site: jint) {
-    hook(env, |cx| cx.array(false, a, i, site, v));
+    load_hook(env, |cx| cx.array(false, a, i, site, v));
 }
 unsafe extern "C" fn ar_f(env: Env, _: jclass, v: jfloat, a: jobject, i: jint, site: jint) {
-    hook(env, |cx| cx.array(false, a, i, site, f2i(v)));
+    load_hook(env, |cx| cx.array(false, a, i, site, f2i(v)));
 }
 unsafe extern "C" fn ar_d(env: Env, _: jclass, v: jdouble, a: jobject, i: jint, site: jint) {
-    hook(env, |cx| cx.array(false, a, i, site, d2i(v)));
+    load_hook(env, |cx| cx.array(false, a, i, site, d2i(v)));
 }
 unsafe extern "C" fn ar_a(env: Env, _: jclass, v: jobject, a: jobject, i: jint, site: jint) {
-    hook(env, |cx| {
+    load_hook(env, |cx| {
         let v = cx.ref_value_of(v);
         cx.array(false, a, i, site, v)
     });
