@@ -120,8 +120,12 @@ fn check(program: &str) {
         return;
     }
     let main = format!("families.{program}");
+    // Which of a racy pair lockset reports depends on which access comes first (an
+    // Eraser-style state machine), and each recording has its own schedule: the lockset
+    // signatures of some recording with the filter must equal those of some without it.
+    let (mut with, mut without) = (Vec::new(), Vec::new());
     let mut lockset_matched = false;
-    for attempt in 0..8 {
+    for attempt in 0..12 {
         let whole = scratch(&format!("{program}-{attempt}-whole"));
         let filtered = scratch(&format!("{program}-{attempt}-tree"));
         record(&whole, false, &main);
@@ -165,14 +169,17 @@ fn check(program: &str) {
                 text(&out.stderr)
             );
         }
-        if of(&a, "lockset") == of(&b, "lockset") {
+        without.push(of(&a, "lockset"));
+        with.push(of(&b, "lockset"));
+        if with.iter().any(|w| without.contains(w)) {
             lockset_matched = true;
             break;
         }
     }
     assert!(
         lockset_matched,
-        "{program}: lockset never reported the same signatures with and without tree=hb"
+        "{program}: lockset never reported the same signatures with and without tree=hb: \
+         {with:?} with, {without:?} without"
     );
 }
 
