@@ -462,6 +462,26 @@ impl Drop for WaitedRef {
 /// # Safety
 /// `env` is the calling thread's JNI environment and `object` a live reference.
 pub unsafe fn monitor_waited(env: *mut JNIEnv, object: jobject) {
+    note_wait(env, object, false);
+}
+
+/// `Condition.await` on `cond`, its `wait` just emitted: the same as [`monitor_waited`]
+/// for the lock, which the thread holds again when `await` returns (no JVMTI event says
+/// when that is, so the object is noted before it awaits).
+///
+/// # Safety
+/// `env` is the calling thread's JNI environment and `cond` a live reference.
+pub unsafe fn awaiting(env: *mut JNIEnv, cond: jobject) {
+    note_wait(env, cond, true);
+}
+
+/// Notes `object` in [`Me::waited`] when the calling thread, matched and gated, has the
+/// `wake` as its next step (or no step left), unless the wait is one of its own
+/// ([`Replay::wait_on`]).
+///
+/// # Safety
+/// `env` is the calling thread's JNI environment and `object` a live reference.
+unsafe fn note_wait(env: *mut JNIEnv, object: jobject, condition: bool) {
     if !ACTIVE.load(Ordering::Relaxed) || env.is_null() || object.is_null() {
         return;
     }
@@ -474,55 +494,19 @@ pub unsafe fn monitor_waited(env: *mut JNIEnv, object: jobject) {
         if r.stop.load(Ordering::Acquire) {
             return;
         }
-        note_wait(r, me, t, env, object, false);
-    });
-}
-
-/// `Condition.await` on `cond`, its `wait` just emitted: the same as [`monitor_waited`]
-/// for the lock, which the thread holds again when `await` returns (no JVMTI event says
-/// when that is, so the object is noted before it awaits).
-///
-/// # Safety
-/// `env` is the calling thread's JNI environment and `cond` a live reference.
-pub unsafe fn awaiting(env: *mut JNIEnv, cond: jobject) {
-    if !ACTIVE.load(Ordering::Relaxed) || env.is_null() || cond.is_null() {
-        return;
-    }
-    let Some(r) = REPLAY.get() else { return };
-    let _ = ME.try_with(|me| {
-        let t = me.thread.get();
-        if t == FREE || me.tid.get() == NONE || r.stop.load(Ordering::Acquire) {
-            return;
+        let next = me.count.get() as usize;
+        let wake_next = r.by_thread[t]
+            .get(next)
+            .is_none_or(|&j| r.s.steps[j].kind == Kind::Wake);
+        if wake_next {
+            let g = jni!(env, NewGlobalRef, object);
+            let old = me.waited.replace(g);
+            me.waited_condition.set(condition);
+            if !old.is_null() {
+                jni!(env, DeleteGlobalRef, old);
+            }
         }
-        note_wait(r, me, t, env, cond, true);
     });
-}
-
-/// Notes `object` in [`Me::waited`] when thread `t`'s next step is the `wake` (or it has
-/// none left).
-///
-/// # Safety
-/// `env` is the calling thread's JNI environment and `object` a live reference.
-unsafe fn note_wait(
-    r: &Replay,
-    me: &Me,
-    t: usize,
-    env: *mut JNIEnv,
-    object: jobject,
-    condition: bool,
-) {
-    let next = me.count.get() as usize;
-    let wake_next = r.by_thread[t]
-        .get(next)
-        .is_none_or(|&j| r.s.steps[j].kind == Kind::Wake);
-    if wake_next {
-        let g = jni!(env, NewGlobalRef, object);
-        let old = me.waited.replace(g);
-        me.waited_condition.set(condition);
-        if !old.is_null() {
-            jni!(env, DeleteGlobalRef, old);
-        }
-    }
 }
 
 /// VMDeath: stop gating; the result says `exited` unless something was decided.
