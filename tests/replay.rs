@@ -277,8 +277,8 @@ fn replay_holds_a_woken_thread_before_it_reenters_the_monitor() {
 /// other sleep until the next exit, so a replay that held consumer-1 before it re-entered
 /// kept the producer asleep. In `bounded-buffer-schedule-ends-in-wait`, consumer-1's part
 /// of the witness ends in its `wait`; woken, it was held in its wake's hook, holding the
-/// monitor the producer needed. Now such a thread waits on the monitor until its turn.
-/// (The recordings depend on BoundedBuffer.java and the trace format: after changing
+/// monitor the producer needed. Now such a thread waits on the monitor until its turn:
+/// no replay times out, and one of at most three reproduces the race. (The recordings depend on BoundedBuffer.java and the trace format: after changing
 /// either, record the program until its race 1 replays only with the fix, and replace
 /// them.)
 #[test]
@@ -293,21 +293,43 @@ fn replay_lets_a_woken_thread_wait_on_the_monitor_until_its_turn() {
     ] {
         let trace = common::root().join("tests/fixtures/replay").join(fixture);
         let dir = scratch(&format!("fixture-{fixture}"));
-        let out = replay(
-            &trace,
-            1,
-            &dir,
-            &["-d", "shb", "--timeout", "20"],
-            &["-cp", &cp, "classic.BoundedBuffer"],
-            None,
-        );
-        let (stdout, stderr) = text(&out);
-        let last = stdout.lines().last().unwrap_or("");
+        // Up to three replays: the producer's racing read can still run before its turn
+        // (a read has no hook before it; agent/src/replay.rs, "Limits"), which is "not
+        // reproduced", not a time-out.
+        let mut verdicts = Vec::new();
+        for _ in 0..3 {
+            let _ = std::fs::remove_dir_all(&dir);
+            let out = replay(
+                &trace,
+                1,
+                &dir,
+                &["-d", "shb", "--timeout", "20"],
+                &["-cp", &cp, "classic.BoundedBuffer"],
+                None,
+            );
+            let (stdout, stderr) = text(&out);
+            let last = stdout.lines().last().unwrap_or("").to_string();
+            assert!(
+                !last.starts_with("timed out"),
+                "{fixture}: {last}\n{stderr}"
+            );
+            let reproduced = last.starts_with("reproduced: classic.BoundedBuffer.count ");
+            assert_eq!(
+                out.status.code() == Some(0),
+                reproduced,
+                "{fixture}: {stderr}"
+            );
+            verdicts.push(last);
+            if reproduced {
+                break;
+            }
+        }
         assert!(
-            last.starts_with("reproduced: classic.BoundedBuffer.count "),
-            "{fixture}: {last}\n{stderr}"
+            verdicts
+                .last()
+                .is_some_and(|v| v.starts_with("reproduced:")),
+            "{fixture}: {verdicts:?}"
         );
-        assert_eq!(out.status.code(), Some(0), "{fixture}: {stderr}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
