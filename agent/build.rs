@@ -5,6 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[allow(dead_code)]
+#[path = "src/unsafe_ops.rs"]
+mod unsafe_ops;
+
 /// `$JAVA_HOME`, else the JDK that `javac` on the PATH belongs to.
 fn java_home() -> Option<PathBuf> {
     if let Ok(h) = std::env::var("JAVA_HOME") {
@@ -29,6 +33,7 @@ fn which(cmd: &str) -> Option<PathBuf> {
 
 fn main() {
     println!("cargo:rerun-if-changed=runtime");
+    println!("cargo:rerun-if-changed=src/unsafe_ops.rs");
     println!("cargo:rerun-if-env-changed=JAVA_HOME");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let home = java_home().unwrap_or_else(|| {
@@ -53,17 +58,44 @@ fn main() {
 
     let classes = out.join("runtime-classes");
     let _ = std::fs::create_dir_all(&classes);
+    // jrace.rt.U, the Unsafe wrappers, is generated from the table the instrumenter uses.
+    let gen = out.join("runtime-src/jrace/rt");
+    std::fs::create_dir_all(&gen).expect("creating the generated runtime source directory");
+    let u_src = gen.join("U.java");
+    std::fs::write(&u_src, unsafe_ops::java_source()).expect("writing U.java");
     let src = Path::new("runtime/jrace/rt/R.java");
     let javac = home.join("bin/javac");
+    // Java 11 class files; R and U use jdk.internal.misc.Unsafe (the agent exports it to
+    // them at run time), which --release would hide.
     let status = Command::new(&javac)
-        .args(["--release", "11", "-d"])
+        .args([
+            "-source",
+            "11",
+            "-target",
+            "11",
+            "-nowarn",
+            "-Xlint:none",
+            "--add-exports",
+            "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-d",
+        ])
         .arg(&classes)
         .arg(src)
+        .arg(&u_src)
         .status()
         .unwrap_or_else(|e| panic!("running {}: {e}", javac.display()));
-    assert!(status.success(), "javac failed on {}", src.display());
+    assert!(
+        status.success(),
+        "javac failed on {} and {}",
+        src.display(),
+        u_src.display()
+    );
     println!(
         "cargo:rustc-env=JRACE_RUNTIME_CLASS={}",
         classes.join("jrace/rt/R.class").display()
+    );
+    println!(
+        "cargo:rustc-env=JRACE_UNSAFE_CLASS={}",
+        classes.join("jrace/rt/U.class").display()
     );
 }

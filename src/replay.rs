@@ -73,16 +73,35 @@ fn schedule(
     let n = sym.threads.len();
     let names: Vec<&str> = (0..n as u32).map(|t| sym.thread_name(t)).collect();
     let keys = thread_keys(&names);
+    // The JDK's own events (at locations in JDK classes) are not scheduled: the agent
+    // neither holds nor counts them in a replay.
+    let in_jdk = |e: &jrace_trace::Event| {
+        sym.loc_detail
+            .get(e.loc as usize)
+            .and_then(|d| d.as_ref())
+            .is_some_and(|d| d.in_jdk())
+    };
     // k of every event: its 1-based number among its thread's events.
     let mut count = vec![0u32; n];
     let mut kth = Vec::with_capacity(trace.events.len());
     for e in &trace.events {
         let c = &mut count[e.thread as usize];
-        *c += 1;
+        if !in_jdk(e) {
+            *c += 1;
+        }
         kth.push(*c);
     }
+    let steps: Vec<&jrace_analyzer::report::WitnessStep> = steps
+        .iter()
+        .filter(|s| {
+            (s.event as usize)
+                .checked_sub(1)
+                .and_then(|i| trace.events.get(i))
+                .is_none_or(|e| !in_jdk(e))
+        })
+        .collect();
     let mut out = Vec::with_capacity(steps.len());
-    for s in steps {
+    for s in &steps {
         let Some(e) = (s.event as usize)
             .checked_sub(1)
             .and_then(|i| trace.events.get(i))

@@ -164,6 +164,7 @@ pub fn hook_class(
                 line: None,
                 bci: 0,
             },
+            jdk: true,
         });
         if site < 0 {
             return Ok(None);

@@ -20,11 +20,13 @@
 pub mod classfile;
 pub mod instrument;
 pub mod jdkhooks;
+pub mod jdksync;
 pub mod jvmti;
 pub mod options;
 pub mod replay;
 pub mod runtime;
 pub mod sites;
+pub mod unsafe_ops;
 
 use jvmti::*;
 use runtime::Agent;
@@ -35,8 +37,13 @@ use std::sync::atomic::Ordering;
 /// `jrace.rt.R` is defined and its natives bound: classes may be instrumented.
 static RUNTIME_READY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// The compiled `jrace.rt.R`.
+/// The compiled `jrace.rt.R`, and `jrace.rt.U` (the `Unsafe` wrappers, generated).
 static RUNTIME_CLASS: &[u8] = include_bytes!(env!("JRACE_RUNTIME_CLASS"));
+static UNSAFE_CLASS: &[u8] = include_bytes!(env!("JRACE_UNSAFE_CLASS"));
+
+/// The JVM lets the agent retransform classes (those of [`jdksync`] loaded before it was
+/// ready).
+static CAN_RETRANSFORM: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Sites allocated by the instrumenter go straight into the agent's table.
 struct AgentSites(&'static Agent);
@@ -118,6 +125,10 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
             "the JVM refused the capabilities jrace needs (object tags, class hooks)".into(),
         );
     }
+    // Retransforming the JDK classes loaded before VMInit (jdksync.rs).
+    let mut rt: jvmtiCapabilities = std::mem::zeroed();
+    rt.set_can_retransform_classes(1);
+    CAN_RETRANSFORM.store(jvmti!(jv, AddCapabilities, &rt) == 0, Ordering::Relaxed);
     // Optional: source files and line numbers of stack frames.
     let mut lines: jvmtiCapabilities = std::mem::zeroed();
     lines.set_can_get_source_file_name(1);
@@ -182,26 +193,34 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     Ok(())
 }
 
-unsafe extern "C" fn vm_init(_jv: *mut jvmtiEnv, env: *mut JNIEnv, _thread: jthread) {
+unsafe extern "C" fn vm_init(jv: *mut jvmtiEnv, env: *mut JNIEnv, _thread: jthread) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         let Some(a) = runtime::agent() else { return };
-        let name = c"jrace/rt/R";
-        let class = jni!(
-            env,
-            DefineClass,
-            name.as_ptr(),
-            std::ptr::null_mut(),
-            RUNTIME_CLASS.as_ptr() as *const jbyte,
-            RUNTIME_CLASS.len() as jsize
-        );
-        if class.is_null() {
-            jni!(env, ExceptionClear);
-            a.log("cannot define jrace.rt.R: nothing will be recorded");
+        let define = |name: &std::ffi::CStr, bytes: &[u8]| {
+            let c = jni!(
+                env,
+                DefineClass,
+                name.as_ptr(),
+                std::ptr::null_mut(),
+                bytes.as_ptr() as *const jbyte,
+                bytes.len() as jsize
+            );
+            if c.is_null() {
+                jni!(env, ExceptionClear);
+            }
+            c
+        };
+        let class = define(c"jrace/rt/R", RUNTIME_CLASS);
+        let u_class = define(c"jrace/rt/U", UNSAFE_CLASS);
+        if class.is_null() || u_class.is_null() {
+            a.log("cannot define jrace.rt.R and jrace.rt.U: nothing will be recorded");
             a.stopped.store(true, Ordering::SeqCst);
             return;
         }
-        if let Err(e) = let_java_base_read(_jv, env, class) {
-            a.log(&format!("{e}: executor hand-off is not modelled"));
+        if let Err(e) = let_java_base_read(jv, env, class) {
+            a.log(&format!("{e}: nothing will be recorded"));
+            a.stopped.store(true, Ordering::SeqCst);
+            return;
         }
         if let Err(e) = runtime::register_natives(env, class) {
             a.log(&format!("{e}: nothing will be recorded"));
@@ -210,15 +229,81 @@ unsafe extern "C" fn vm_init(_jv: *mut jvmtiEnv, env: *mut JNIEnv, _thread: jthr
         }
         // Ready before init_java: it loads the JDK classes whose hooks need R (executors).
         RUNTIME_READY.store(true, Ordering::Release);
-        if let Err(e) = a.init_java(env) {
+        if let Err(e) = a.init_java(env, class) {
             a.log(&format!("{e}: nothing will be recorded"));
             a.stopped.store(true, Ordering::SeqCst);
+            return;
         }
+        describe_loaded_classes(jv, env, a);
+        retransform_jdk_classes(jv, env, a);
     }));
 }
 
-/// Lets `java.base` (whose executor classes jdkhooks.rs hooks) read the module of
-/// `jrace.rt.R` (the bootstrap loader's unnamed module).
+/// Registers the name, super class, interfaces and fields of every class loaded before
+/// the class hook saw any (for field sites that name them).
+unsafe fn describe_loaded_classes(jv: *mut jvmtiEnv, env: *mut JNIEnv, a: &Agent) {
+    let mut n: jint = 0;
+    let mut classes: *mut jclass = std::ptr::null_mut();
+    if jvmti!(jv, GetLoadedClasses, &mut n, &mut classes) != 0 || classes.is_null() {
+        return;
+    }
+    for &k in std::slice::from_raw_parts(classes, n.max(0) as usize) {
+        if let Some(info) = runtime::describe_class(jv, env, k) {
+            a.add_class_if_new(info);
+        }
+        jni!(env, DeleteLocalRef, k);
+    }
+    jvmti!(jv, Deallocate, classes as *mut u8);
+}
+
+/// Retransforms the classes of [`jdksync`] (and the executor classes [`jdkhooks`] hooks)
+/// that were loaded before the recorder was ready.
+unsafe fn retransform_jdk_classes(jv: *mut jvmtiEnv, env: *mut JNIEnv, a: &Agent) {
+    if !CAN_RETRANSFORM.load(Ordering::Relaxed) {
+        a.log("the JVM cannot retransform classes: the JDK classes loaded at start-up are not recorded");
+        return;
+    }
+    let mut n: jint = 0;
+    let mut classes: *mut jclass = std::ptr::null_mut();
+    if jvmti!(jv, GetLoadedClasses, &mut n, &mut classes) != 0 || classes.is_null() {
+        return;
+    }
+    let mut todo = Vec::new();
+    for &k in std::slice::from_raw_parts(classes, n.max(0) as usize) {
+        let sig = runtime::class_signature(jv, k).unwrap_or_default();
+        let name = sig
+            .strip_prefix('L')
+            .and_then(|s| s.strip_suffix(';'))
+            .unwrap_or("");
+        let mut modifiable: jboolean = 0;
+        if jdk_class(name)
+            && !a.opts.instruments(name)
+            && jvmti!(jv, IsModifiableClass, k, &mut modifiable) == 0
+            && modifiable != 0
+        {
+            todo.push(k);
+        } else {
+            jni!(env, DeleteLocalRef, k);
+        }
+    }
+    jvmti!(jv, Deallocate, classes as *mut u8);
+    for k in todo {
+        // One at a time: a class the JVM refuses does not keep the others unrecorded.
+        let r = jvmti!(jv, RetransformClasses, 1, &k);
+        if r != 0 {
+            let sig = runtime::class_signature(jv, k).unwrap_or_default();
+            a.stats.classes_failed.fetch_add(1, Ordering::Relaxed);
+            a.log(&format!(
+                "class {sig}: retransformation refused (JVMTI error {r})"
+            ));
+        }
+        jni!(env, DeleteLocalRef, k);
+    }
+}
+
+/// Lets `java.base` (whose classes call R and U, see jdksync.rs) read the module of
+/// `jrace.rt.R` (the bootstrap loader's unnamed module), and that module use
+/// `jdk.internal.misc.Unsafe`.
 unsafe fn let_java_base_read(jv: *mut jvmtiEnv, env: *mut JNIEnv, r: jclass) -> Result<(), String> {
     let class_class = jni!(env, GetObjectClass, r);
     let get_module = jni!(
@@ -253,6 +338,17 @@ unsafe fn let_java_base_read(jv: *mut jvmtiEnv, env: *mut JNIEnv, r: jclass) -> 
     let _ = R_MODULE.set(global as usize);
     if jvmti!(jv, AddModuleReads, base, r_module) != 0 {
         return Err("AddModuleReads(java.base, jrace.rt.R) failed".into());
+    }
+    // R and U use jdk.internal.misc.Unsafe.
+    if jvmti!(
+        jv,
+        AddModuleExports,
+        base,
+        c"jdk.internal.misc".as_ptr(),
+        r_module
+    ) != 0
+    {
+        return Err("AddModuleExports(java.base, jdk.internal.misc, jrace.rt.R) failed".into());
     }
     Ok(())
 }
@@ -333,18 +429,22 @@ unsafe extern "C" fn class_file_load_hook(
 ) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         let Some(a) = runtime::agent() else { return };
-        if !class_being_redefined.is_null() || data.is_null() || len <= 0 {
+        if data.is_null() || len <= 0 {
             return;
         }
+        // Only the JDK classes of jdksync.rs are retransformed (at VMInit).
+        let redefining = !class_being_redefined.is_null();
         let bytes = std::slice::from_raw_parts(data, len as usize);
         let name = if name.is_null() {
             None
         } else {
             Some(CStr::from_ptr(name).to_string_lossy().into_owned())
         };
-        a.stats.classes_seen.fetch_add(1, Ordering::Relaxed);
-        if a.opts.verbose {
-            a.log(&format!("class {}", name.as_deref().unwrap_or("?")));
+        if !redefining {
+            a.stats.classes_seen.fetch_add(1, Ordering::Relaxed);
+            if a.opts.verbose {
+                a.log(&format!("class {}", name.as_deref().unwrap_or("?")));
+            }
         }
         // Until jrace.rt.R is defined (VMInit), code that calls it could run and fail to
         // resolve it for good: classes loaded that early (by the JDK's start-up, or by
@@ -357,20 +457,20 @@ unsafe extern "C" fn class_file_load_hook(
                 name.as_deref().unwrap_or("?")
             ));
         }
+        let fields = |owner: &str, field: &str| runtime::field_flags(a, owner, field);
         if let Some(n) = name
             .as_deref()
-            .filter(|n| ready && jdkhooks::HOOKED.contains(n))
+            .filter(|n| ready && !a.opts.instruments(n) && jdk_class(n))
         {
             if let Some(info) = instrument::class_info(bytes) {
-                a.add_class(info);
+                a.add_class_if_new(info);
             }
-            match jdkhooks::hook_class(n, bytes, &mut AgentSites(a)) {
-                Ok(Some(nb)) => {
-                    give_back(jv, a, n, &nb, new_len, new_data);
-                }
-                Ok(None) => {}
-                Err(e) => a.log(&format!("class {n}: executor hooks not inserted: {e}")),
+            if let Some(nb) = instrument_jdk_class(a, n, bytes, &fields) {
+                give_back(jv, a, n, &nb, new_len, new_data);
             }
+            return;
+        }
+        if redefining {
             return;
         }
         let wanted = ready && name.as_deref().is_some_and(|n| a.opts.instruments(n));
@@ -385,6 +485,8 @@ unsafe extern "C" fn class_file_load_hook(
             branches: a.opts.branches,
             tasks: true,
             calls: true,
+            jdk: false,
+            quiet_only: false,
         };
         let excluded = |owner: &str| !a.opts.instruments(owner);
         let bp = instrument::Barrier {
@@ -392,7 +494,7 @@ unsafe extern "C" fn class_file_load_hook(
             globals: !a.opts.bp_globals.is_empty(),
         };
         let bp = a.opts.barrier.then_some(&bp);
-        let out = instrument::instrument_with(bytes, &opts, bp, &mut AgentSites(a));
+        let out = instrument::instrument_with(bytes, &opts, bp, &fields, &mut AgentSites(a));
         if a.opts.barrier {
             a.stats
                 .bp
@@ -439,6 +541,71 @@ unsafe extern "C" fn class_file_load_hook(
             a.stats.classes_instrumented.fetch_add(1, Ordering::Relaxed);
         }
     }));
+}
+
+/// A JDK class the recorder instruments: for its synchronization ([`jdksync`]), for its
+/// quiet methods, or for the executor hooks of [`jdkhooks`].
+fn jdk_class(name: &str) -> bool {
+    jdksync::is_jdk_sync_class(name)
+        || jdksync::quiet_only_class(name)
+        || jdkhooks::HOOKED.contains(&name)
+}
+
+/// A JDK class of [`jdksync`] instrumented for its synchronization, with the executor
+/// hooks of [`jdkhooks`] where it has some; `None` to leave it as it is.
+fn instrument_jdk_class(
+    a: &'static Agent,
+    name: &str,
+    bytes: &[u8],
+    fields: instrument::FieldFlags,
+) -> Option<Vec<u8>> {
+    let mut current: Option<Vec<u8>> = None;
+    let quiet_only = jdksync::quiet_only_class(name);
+    if jdksync::is_jdk_sync_class(name) || quiet_only {
+        let t0 = std::time::Instant::now();
+        let opts = instrument::Options {
+            branches: false,
+            tasks: false,
+            calls: true,
+            jdk: true,
+            quiet_only,
+        };
+        let out = instrument::instrument_with(bytes, &opts, None, fields, &mut AgentSites(a));
+        a.stats
+            .instrument_nanos
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        if let Some(e) = &out.error {
+            a.stats.classes_failed.fetch_add(1, Ordering::Relaxed);
+            a.log(&format!("class {name} left uninstrumented: {e}"));
+        }
+        if out.failed_methods > 0 || out.reduced_methods > 0 {
+            a.stats.methods_failed.fetch_add(
+                (out.failed_methods + out.reduced_methods) as u64,
+                Ordering::Relaxed,
+            );
+            for f in &out.failures {
+                a.log(&format!(
+                    "method {name}.{f}: its synchronization is not recorded"
+                ));
+            }
+        }
+        current = out.bytes;
+    }
+    if jdkhooks::HOOKED.contains(&name) {
+        match jdkhooks::hook_class(
+            name,
+            current.as_deref().unwrap_or(bytes),
+            &mut AgentSites(a),
+        ) {
+            Ok(Some(nb)) => current = Some(nb),
+            Ok(None) => {}
+            Err(e) => a.log(&format!("class {name}: executor hooks not inserted: {e}")),
+        }
+    }
+    if current.is_some() {
+        a.stats.jdk_classes.fetch_add(1, Ordering::Relaxed);
+    }
+    current
 }
 
 /// Hands a rewritten class to the JVM (in JVMTI-allocated memory).

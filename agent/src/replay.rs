@@ -8,7 +8,11 @@
 //! A list of steps (thread, k, kind, location), in the order the witness runs them; k is
 //! the 1-based number of the event among the events the recorder writes for that thread
 //! (`begin` is 1), so an event is identified by the per-thread count of [`emitted`] calls,
-//! which sit exactly where the recorder appends to a thread's log. Each thread's steps are
+//! which sit exactly where the recorder appends to a thread's log. Events at locations in
+//! the JDK (its own synchronization, see jdksync.rs) are neither steps nor counted, and
+//! the hooks of JDK code never hold a thread: what the JDK does inside varies from run to
+//! run (a CAS retried under contention), and a thread held there could hold what the
+//! others need. Each thread's steps are
 //! its events 1..m (a witness runs a prefix of every thread); the last two steps are the
 //! racing pair. File format: [`jrace_trace::schedule`].
 //!
@@ -140,6 +144,8 @@ struct Replay {
     first: Mutex<Option<(u64, RanAccess)>>,
     /// Location id -> token, for messages.
     locs: Mutex<HashMap<u32, String>>,
+    /// Locations in JDK classes: their events are not counted ([`emitted`]).
+    jdk_locs: Mutex<std::collections::HashSet<u32>>,
     /// `JRACE_REPLAY_DEBUG` set: log every hold to agent.log.
     debug: bool,
 }
@@ -258,6 +264,7 @@ pub fn start(file: &Path, dir: &Path, timeout_secs: f64) -> Result<(), String> {
         seq: AtomicU64::new(0),
         first: Mutex::new(None),
         locs: Mutex::new(HashMap::from([(0, String::new())])),
+        jdk_locs: Mutex::new(Default::default()),
         debug: std::env::var_os("JRACE_REPLAY_DEBUG").is_some(),
         s,
     };
@@ -306,11 +313,14 @@ pub fn thread_named(tid: u32, name: &str) {
 }
 
 /// The recorder interned a location token under `id`.
-pub fn loc_named(id: u32, token: &str) {
+pub fn loc_named(id: u32, token: &str, jdk: bool) {
     if !ACTIVE.load(Ordering::Relaxed) {
         return;
     }
     let Some(r) = REPLAY.get() else { return };
+    if jdk {
+        lock(&r.jdk_locs).insert(id);
+    }
     lock(&r.locs).insert(id, token.to_string());
     if let Some(steps) = r.loc_steps.get(token) {
         for &j in steps {
@@ -326,6 +336,10 @@ pub fn emitted(tid: u32, kind: Kind, loc: u32, value: Option<i64>) {
         return;
     }
     let Some(r) = REPLAY.get() else { return };
+    // The JDK's own events are neither scheduled nor counted.
+    if lock(&r.jdk_locs).contains(&loc) {
+        return;
+    }
     let _ = ME.try_with(|me| {
         if me.tid.get() != tid {
             me.tid.set(tid);

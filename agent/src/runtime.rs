@@ -50,7 +50,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 mod barrier;
+mod models;
+mod ordered;
 pub use barrier::{BpStats, DEFAULT_BUDGET as BP_DEFAULT_BUDGET};
+use models::{ClassModel, Ret, When};
 
 const ACC_FINAL: u16 = 0x0010;
 const ACC_VOLATILE: u16 = 0x0040;
@@ -114,28 +117,8 @@ enum CallOp {
     TaskSubmit,
     TaskStart,
     TaskEnd,
-    /// Anything else; what it means depends on the receiver's class: the method as a
-    /// collection/lock method, and as an atomic's.
-    Library(LibOp, LibOp),
-}
-
-/// How a library method acts on its receiver, by its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum LibOp {
-    Lock,
-    TryLock,
-    Unlock,
-    Await,
-    Signal,
-    SignalAll,
-    /// Waits for other threads' work to end (`awaitTermination`, `close`).
-    Join,
-    /// Reads the receiver's state (collections) / a volatile read (atomics).
-    Read,
-    /// Writes it / a volatile write.
-    Write,
-    /// Reads and writes it atomically (CAS, getAndAdd...); for other classes: modifies.
-    Update,
+    /// Anything else: what it means depends on the receiver's class ([`models`]).
+    Library,
 }
 
 /// Append-only: segments are allocated once and never move, so readers index without a
@@ -306,36 +289,19 @@ struct Java {
     write_lock_sync: jfieldID,
     condition: jclass,
     condition_owner: jfieldID,
-    future_task: jclass,
-    executor: jclass,
     interrupted_exception: jclass,
     /// `Object.wait(long)`, `ConditionObject.awaitNanos(long)` and `Thread.interrupt()`,
     /// for replay's waits ([`replay_wait`]).
     object_wait: jmethodID,
     condition_await_nanos: jmethodID,
     thread_interrupt: jmethodID,
-}
-
-/// What the recorder knows about a receiver's class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ClassModel {
-    None,
-    Thread,
-    ReentrantLock,
-    ReadLock,
-    WriteLock,
-    Condition,
-    /// A `Future` (`FutureTask`, `CompletableFuture`, `ForkJoinTask`, ...): completion
-    /// (`$done`) is published by the JDK hooks.
-    Future,
-    /// `ThreadPoolExecutor`: task ends publish the executor's `$done`.
-    Executor,
-    Atomic,
-    /// Thread-safe `java.util.concurrent` classes (and synchronized legacy collections):
-    /// every call on one object is ordered with every other, as observed.
-    Concurrent,
-    /// Non-thread-safe `java.util` collections: calls read or write `<obj>.$state`.
-    Collection,
+    /// `java.lang.Class`, and `jrace.rt.R` with what the recorder asks of it.
+    class_class: jclass,
+    r_class: jclass,
+    flags_field: jfieldID,
+    field_offset: jmethodID,
+    array_base: jmethodID,
+    array_scale: jmethodID,
 }
 
 pub struct Agent {
@@ -365,6 +331,13 @@ pub struct Agent {
     pub stats: Stats,
     /// With `tree=MODE`: the variables' switch counts the threads' filters share.
     tree: Option<VarOwners>,
+    /// Site flags shared with `R.FLAGS` ([`ordered`]).
+    flags: Mutex<ordered::SiteFlags>,
+    /// Class (or class object) id -> its `Unsafe` offsets ([`ordered`]).
+    offsets: Mutex<FxHashMap<u64, Arc<ordered::Offsets>>>,
+    /// `JRACE_DEBUG_JDKSTACK` set: record a call stack for the JDK's own accesses too (to
+    /// find which JDK code orders threads: `jrace stats`/the trace's stacks show them).
+    jdk_stacks: bool,
 }
 
 #[derive(Default)]
@@ -377,6 +350,8 @@ pub struct Stats {
     /// without their synchronized-method hooks (odd use of local 0).
     pub methods_reduced: AtomicU64,
     pub instrument_nanos: AtomicU64,
+    /// JDK classes instrumented for their synchronization ([`crate::jdksync`]).
+    pub jdk_classes: AtomicU64,
     pub events: AtomicU64,
     pub bp: barrier::BpStats,
     /// Accesses the TREE filter dropped (added as threads end).
@@ -487,6 +462,9 @@ impl Agent {
             errors: Mutex::new(errors),
             stats: Stats::default(),
             tree,
+            flags: Mutex::new(ordered::SiteFlags::new()),
+            offsets: Mutex::new(FxHashMap::default()),
+            jdk_stacks: std::env::var_os("JRACE_DEBUG_JDKSTACK").is_some(),
         })
     }
 
@@ -500,6 +478,11 @@ impl Agent {
     /// Describes a class (for resolving field sites later).
     pub fn add_class(&self, info: ClassInfo) {
         lock(&self.classes).insert(info.name.clone(), info);
+    }
+
+    /// [`Agent::add_class`] unless the class is described already.
+    pub fn add_class_if_new(&self, info: ClassInfo) {
+        lock(&self.classes).entry(info.name.clone()).or_insert(info);
     }
 
     /// Registers a site: interns its location (writing the record) and returns its id.
@@ -539,7 +522,8 @@ impl Agent {
                 bci: Some(l.bci),
             };
             self.io(self.writer.loc(id, &token, Some(&detail)));
-            crate::replay::loc_named(id, &token); // replay
+            crate::replay::loc_named(id, &token, jrace_trace::is_jdk_class(&detail.class));
+            // replay
         }
         id
     }
@@ -559,7 +543,7 @@ impl Agent {
     ///
     /// # Safety
     /// `env` is the JNI environment of the calling thread.
-    pub unsafe fn init_java(&self, env: *mut JNIEnv) -> Result<(), String> {
+    pub unsafe fn init_java(&self, env: *mut JNIEnv, r_class: jclass) -> Result<(), String> {
         let class = |name: &str| -> Result<jclass, String> {
             let c = CString::new(name).unwrap();
             let k = jni!(env, FindClass, c.as_ptr());
@@ -597,8 +581,6 @@ impl Agent {
         let condition =
             class("java/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject")?;
         let rw_sync = "Ljava/util/concurrent/locks/ReentrantReadWriteLock$Sync;";
-        let future_task = class("java/util/concurrent/Future")?;
-        let executor = class("java/util/concurrent/ThreadPoolExecutor")?;
         let java = Java {
             thread_class,
             get_id: method(thread_class, "getId", "()J", false)?,
@@ -621,13 +603,51 @@ impl Agent {
                 "this$0",
                 "Ljava/util/concurrent/locks/AbstractQueuedSynchronizer;",
             ),
-            future_task,
-            executor,
             interrupted_exception: class("java/lang/InterruptedException")?,
             object_wait: method(class("java/lang/Object")?, "wait", "(J)V", false)?,
             condition_await_nanos: method(condition, "awaitNanos", "(J)J", false)?,
             thread_interrupt: method(thread_class, "interrupt", "()V", false)?,
+            class_class: class("java/lang/Class")?,
+            r_class: jni!(env, NewGlobalRef, r_class) as jclass,
+            flags_field: {
+                let f = jni!(
+                    env,
+                    GetStaticFieldID,
+                    r_class,
+                    c"FLAGS".as_ptr(),
+                    c"[B".as_ptr()
+                );
+                if f.is_null() {
+                    jni!(env, ExceptionClear);
+                    return Err("jrace.rt.R.FLAGS not found".into());
+                }
+                f
+            },
+            field_offset: method(
+                r_class,
+                "fieldOffset",
+                "(Ljava/lang/reflect/Field;Z)J",
+                true,
+            )?,
+            array_base: method(r_class, "arrayBase", "(Ljava/lang/Class;)J", true)?,
+            array_scale: method(r_class, "arrayScale", "(Ljava/lang/Class;)I", true)?,
         };
+        if self.opts.replay.is_some() {
+            // A replay orders threads by its schedule; a stripe lock held by a thread it
+            // holds would only stall the others.
+            let f = jni!(
+                env,
+                GetStaticFieldID,
+                r_class,
+                c"EXACT".as_ptr(),
+                c"Z".as_ptr()
+            );
+            if f.is_null() {
+                jni!(env, ExceptionClear);
+            } else {
+                jni!(env, SetStaticBooleanField, r_class, f, 0);
+            }
+        }
         let _ = self.java.set(java);
         if self.gc_events && collector_moves_only_in_pauses() {
             self.address_cache.store(true, Ordering::Relaxed);
@@ -673,6 +693,7 @@ impl Agent {
                 "instrument_ms",
                 s.instrument_nanos.load(Ordering::Relaxed) / 1_000_000,
             ),
+            ("jdk_sync_classes", s.jdk_classes.load(Ordering::Relaxed)),
         ];
         for (k, v) in kv {
             self.io(self.writer.set_meta(k, &v.to_string()));
@@ -720,6 +741,9 @@ pub struct ThreadState {
     vars: FxHashMap<(u64, u32), u32>,
     locks: FxHashMap<u64, u32>,
     models: FxHashMap<u64, ClassModel>,
+    /// Class id -> the field (a `jfieldID`, valid in every thread) through which its
+    /// objects reach their collection (0: none), see [`models`].
+    owner_fields: FxHashMap<u64, usize>,
     ids: (u64, u64),
     /// Object address -> id, valid during GC epoch `cache_epoch`.
     addr_cache: Box<[(usize, u64)]>,
@@ -733,13 +757,15 @@ pub struct ThreadState {
     /// What was read since the last branch (for implicit branches; see
     /// [`Cx::implicit_branch`]).
     since_branch: SinceBranch,
-    /// Receivers of the thread-safe library calls this thread is inside (innermost last).
-    in_concurrent: Vec<u64>,
     /// With `tree=MODE`: this thread's TREE filter, and the accesses it dropped.
     tree: Option<Box<ThreadFilter>>,
     tree_dropped: u64,
     /// Open BarrierPairs and the reachable-set walk's caches.
     bp: barrier::ThreadBp,
+    /// Modelled calls under way, innermost last ([`ordered`]).
+    open_calls: Vec<ordered::OpenCall>,
+    /// Class id -> `Unsafe` offsets (a cache of [`Agent::offsets`]).
+    offsets: FxHashMap<u64, Arc<ordered::Offsets>>,
 }
 
 /// The reads a thread did since its last branch event, as far as they can decide an
@@ -771,6 +797,8 @@ struct Tls {
     state: Cell<*const Mutex<ThreadState>>,
     owner: RefCell<Option<Arc<Mutex<ThreadState>>>>,
     in_hook: Cell<bool>,
+    /// Depth of quiet JDK methods this thread is in ([`crate::jdksync::quiet_method`]).
+    quiet: Cell<u32>,
     /// This thread has ended (or could not get a log): record nothing more.
     done: Cell<bool>,
 }
@@ -781,6 +809,7 @@ thread_local! {
             state: Cell::new(std::ptr::null()),
             owner: RefCell::new(None),
             in_hook: Cell::new(false),
+            quiet: Cell::new(0),
             done: Cell::new(false),
         }
     };
@@ -798,6 +827,11 @@ struct Cx<'a> {
     /// The access being recorded is a read whose value was loaded before the hook
     /// began: it is stamped with [`Cx::entry`].
     loaded: bool,
+    /// The hook's site is in a JDK class instrumented for its synchronization only: its
+    /// events may be dropped or held back by a modelled call ([`ordered`]).
+    jdk: bool,
+    /// The thread is inside a quiet JDK method: JDK events are not recorded.
+    quiet: bool,
 }
 
 /// The clock (and, for a thread's first hook, the synchronization word) when a hook
@@ -817,23 +851,27 @@ struct Entry {
 
 /// Runs a hook body on this thread's state: no re-entry (JNI calls made by a hook may run
 /// Java code), no panic escapes, nothing after the VM's death.
+/// `site` is the hook's site (a JDK site is never held by a replay).
 #[inline]
-fn hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
-    hook_at(env, false, f)
+fn hook(env: *mut JNIEnv, site: i32, f: impl FnOnce(&mut Cx)) {
+    hook_at(env, site, false, f)
 }
 
 /// [`hook`] for a load: its event is stamped when the hook begins ([`Entry`]).
 #[inline]
-fn load_hook(env: *mut JNIEnv, f: impl FnOnce(&mut Cx)) {
-    hook_at(env, true, f)
+fn load_hook(env: *mut JNIEnv, site: i32, f: impl FnOnce(&mut Cx)) {
+    hook_at(env, site, true, f)
 }
 
 #[inline]
-fn hook_at(env: *mut JNIEnv, load: bool, f: impl FnOnce(&mut Cx)) {
+fn hook_at(env: *mut JNIEnv, site: i32, load: bool, f: impl FnOnce(&mut Cx)) {
     let Some(a) = AGENT.get() else { return };
     if a.stopped.load(Ordering::Relaxed) {
         return;
     }
+    // A replay holds threads at the program's hooks only: a thread held inside the JDK
+    // could hold what the others need (see replay.rs).
+    let gated = a.opts.replay.is_none() || !a.sites.get(site).is_some_and(|e| e.site.jdk);
     let _ = TLS.try_with(|tls| {
         if tls.in_hook.replace(true) {
             return;
@@ -868,7 +906,7 @@ fn hook_at(env: *mut JNIEnv, load: bool, f: impl FnOnce(&mut Cx)) {
             }
             // SAFETY: `owner` keeps the state alive while `state` points to it.
             let ts = unsafe { &*p };
-            if crate::replay::gate(crate::replay::Point::Entry, env) && load {
+            if gated && crate::replay::gate(crate::replay::Point::Entry, env) && load {
                 // Held by a replay: what the hook records happens when it is let go.
                 entry.now = a.now();
             }
@@ -883,10 +921,14 @@ fn hook_at(env: *mut JNIEnv, load: bool, f: impl FnOnce(&mut Cx)) {
                 ref_value: false,
                 entry,
                 loaded: false,
+                jdk: false,
+                quiet: tls.quiet.get() > 0,
             };
             f(&mut cx);
         }));
-        crate::replay::gate(crate::replay::Point::Exit, env); // replay
+        if gated {
+            crate::replay::gate(crate::replay::Point::Exit, env); // replay
+        }
         tls.in_hook.set(false);
         if r.is_err() {
             a.log("internal error: a hook panicked; the event was dropped");
@@ -930,6 +972,7 @@ unsafe fn new_thread_state(
         vars: FxHashMap::default(),
         locks: FxHashMap::default(),
         models: FxHashMap::default(),
+        owner_fields: FxHashMap::default(),
         ids: (0, 0),
         addr_cache: vec![(0usize, 0u64); ADDR_CACHE].into_boxed_slice(),
         cache_epoch: u64::MAX,
@@ -938,10 +981,11 @@ unsafe fn new_thread_state(
         fixed: Vec::new(),
         stacks_seen: FxHashSet::default(),
         since_branch: SinceBranch::default(),
-        in_concurrent: Vec::new(),
         tree: a.opts.tree.map(|m| Box::new(ThreadFilter::new(m))),
         tree_dropped: 0,
         bp: barrier::ThreadBp::default(),
+        open_calls: Vec::new(),
+        offsets: FxHashMap::default(),
     };
     let mut cx = Cx {
         a,
@@ -950,6 +994,8 @@ unsafe fn new_thread_state(
         ref_value: false,
         entry,
         loaded: false,
+        jdk: false,
+        quiet: false,
     };
     cx.emit(Kind::Begin, 0, 0, None, true);
     Some(Arc::new(Mutex::new(t)))
@@ -1035,6 +1081,8 @@ pub fn thread_end() {
                 ref_value: false,
                 entry: Entry::default(),
                 loaded: false,
+                jdk: false,
+                quiet: false,
             };
             cx.bp_close_to(0, 0);
             cx.emit(Kind::End, 0, 0, None, true);
@@ -1056,17 +1104,13 @@ pub fn thread_end() {
 impl Cx<'_> {
     fn emit(&mut self, kind: Kind, target: u32, loc: u32, value: Option<i64>, sync: bool) {
         self.emit_one(kind, target, loc, value, sync);
-        // A write made inside a thread-safe library call (by a function the call runs,
-        // e.g. computeIfAbsent's) may be published by the call before it returns, so it
-        // is ordered before the call's next observer right away.
-        if kind == Kind::Write {
-            if let Some(&obj) = self.t.in_concurrent.last() {
-                self.sync_var(obj, "$sync", loc, true, true);
-            }
-        }
     }
 
     fn emit_one(&mut self, kind: Kind, target: u32, loc: u32, value: Option<i64>, sync: bool) {
+        if !self.jdk && !self.t.open_calls.is_empty() {
+            // Program code inside a modelled call: it is over, or calling back.
+            self.close_open_calls();
+        }
         if let Some(l) = self.t.pending_wake {
             if kind != Kind::Wake {
                 self.t.pending_wake = None;
@@ -1082,10 +1126,12 @@ impl Cx<'_> {
                 let sb = &mut self.t.since_branch;
                 match value {
                     None => sb.any_address = true,
+                    // A null read decides a branch as well as any value.
+                    Some(0) if self.ref_value => sb.prim = true,
                     Some(v) if self.ref_value => {
                         if sb.refs.len() >= 16 {
                             sb.any_address = true;
-                        } else if v != 0 && !sb.refs.contains(&(v as u64)) {
+                        } else if !sb.refs.contains(&(v as u64)) {
                             sb.refs.push(v as u64);
                         }
                     }
@@ -1134,13 +1180,29 @@ impl Cx<'_> {
         if let Some(v) = value {
             e = e.with_value(v);
         }
+        if self.jdk {
+            if let Some(c) = self.t.open_calls.last_mut() {
+                if c.mode == ordered::OpenMode::Hold {
+                    // Held back until the modelled call returns ([`ordered`]).
+                    c.held.push((s, e));
+                    return;
+                }
+            }
+        }
+        self.append(s, &e);
+    }
+
+    /// Writes one stamped event to the thread's log (and counts the trace's size).
+    fn append(&mut self, s: u64, e: &Event) {
+        let a = self.a;
         if let Some(log) = self.t.log.as_mut() {
-            if let Err(e) = log.append(s, &e) {
-                a.log(&format!("thread {}: {e}; recording stopped", self.t.tid));
+            if let Err(err) = log.append(s, e) {
+                a.log(&format!("thread {}: {err}; recording stopped", self.t.tid));
                 self.t.log = None;
                 return;
             }
-            crate::replay::emitted(self.t.tid, kind, loc, value); // replay
+            let value = e.has_value().then_some(e.value);
+            crate::replay::emitted(self.t.tid, e.kind, e.loc, value); // replay
             self.t.until_size_check -= 1;
             if self.t.until_size_check == 0 {
                 self.t.until_size_check = SIZE_CHECK_EVERY;
@@ -1305,7 +1367,9 @@ impl Cx<'_> {
     }
 
     unsafe fn field(&mut self, write: bool, o: jobject, site: i32, value: i64) {
-        let Some(e) = self.site(site) else { return };
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
         let Resolved::Field {
             static_id,
             volatile,
@@ -1314,6 +1378,12 @@ impl Cx<'_> {
         else {
             return;
         };
+        if self.jdk && !volatile {
+            return;
+        }
+        if self.jdk && self.a.jdk_stacks {
+            self.stack_once(e, site);
+        }
         let obj = self.obj(o);
         if obj == 0 {
             return;
@@ -1323,9 +1393,14 @@ impl Cx<'_> {
         if !volatile {
             self.stack_once(e, site);
         }
-        self.implicit_branch(obj, false, e.loc);
+        if !self.jdk {
+            self.implicit_branch(obj, false, e.loc);
+        }
         self.loaded = !write;
         self.emit(kind, v, e.loc, Some(value), volatile);
+        if self.jdk && !write {
+            self.jdk_read_done(e.loc);
+        }
     }
 
     /// An implicit control point (RVPredict §4): which variable an access touches is a
@@ -1462,7 +1537,9 @@ impl Cx<'_> {
     }
 
     fn static_field(&mut self, write: bool, site: i32, value: i64) {
-        let Some(e) = self.site(site) else { return };
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
         let Resolved::Field {
             static_id,
             volatile,
@@ -1472,6 +1549,17 @@ impl Cx<'_> {
         else {
             return;
         };
+        if self.jdk {
+            if volatile && record {
+                let v = self.field_var(0, static_id);
+                self.loaded = !write;
+                self.emit(access_kind(write, true), v, e.loc, Some(value), true);
+                if !write {
+                    self.jdk_read_done(e.loc);
+                }
+            }
+            return;
+        }
         if let Some(m) = init {
             if !self.t.seen_init.contains(&m) {
                 let done = lock(&self.a.names).init_done.contains(&m);
@@ -1641,14 +1729,6 @@ impl Cx<'_> {
 
     // --- locks ---
 
-    unsafe fn acquire(&mut self, o: jobject, loc: u32) {
-        let obj = self.obj(o);
-        if obj == 0 {
-            return;
-        }
-        self.acquire_obj(obj, o, loc);
-    }
-
     unsafe fn acquire_obj(&mut self, obj: u64, o: jobject, loc: u32) {
         let l = self.lock_id(obj, o);
         let c = self.t.held.entry(obj).or_insert((0, l));
@@ -1657,11 +1737,6 @@ impl Cx<'_> {
             self.implicit_branch(obj, false, loc);
             self.emit(Kind::Acquire, l, loc, None, true);
         }
-    }
-
-    unsafe fn release(&mut self, o: jobject, loc: u32) {
-        let obj = self.obj(o);
-        self.release_obj(obj, loc);
     }
 
     fn release_obj(&mut self, obj: u64, loc: u32) {
@@ -1674,6 +1749,30 @@ impl Cx<'_> {
             self.t.held.remove(&obj);
             self.emit(Kind::Release, l, loc, None, true);
         }
+    }
+
+    /// A monitor entered. In JDK code ([`Cx::jdk`]) also a volatile read of the monitor's
+    /// `$monitor`, which its exits write: the JDK's critical sections on one monitor keep
+    /// their order (what they do inside is not recorded, so no detector may reorder them).
+    unsafe fn monitor_enter(&mut self, obj: u64, o: jobject, loc: u32) {
+        if obj == 0 {
+            return;
+        }
+        let first = !self.t.held.contains_key(&obj);
+        self.acquire_obj(obj, o, loc);
+        if self.jdk {
+            if first {
+                self.sync_var(obj, "$monitor", loc, true, false);
+            }
+            self.monitor_entered_in_call(loc);
+        }
+    }
+
+    fn monitor_exit(&mut self, obj: u64, loc: u32) {
+        if self.jdk && self.t.held.get(&obj).is_some_and(|c| c.0 == 1) {
+            self.sync_var(obj, "$monitor", loc, false, true);
+        }
+        self.release_obj(obj, loc);
     }
 
     /// `Object.wait` / `Condition.await` on a held lock: `wait` now, `wake` when it
@@ -1746,66 +1845,10 @@ impl Cx<'_> {
 
     // --- calls ---
 
-    unsafe fn model(&mut self, o: jobject) -> ClassModel {
-        let env = self.env;
-        let k = jni!(env, GetObjectClass, o);
-        let kid = self.obj(k);
-        if let Some(&m) = self.t.models.get(&kid) {
-            jni!(env, DeleteLocalRef, k);
-            return m;
-        }
-        let java = self.a.java.get().unwrap();
-        let is = |c: jclass| jni!(env, IsAssignableFrom, k, c) != 0;
-        let m = if is(java.thread_class) {
-            ClassModel::Thread
-        } else if is(java.reentrant_lock) {
-            ClassModel::ReentrantLock
-        } else if is(java.read_lock) {
-            ClassModel::ReadLock
-        } else if is(java.write_lock) {
-            ClassModel::WriteLock
-        } else if is(java.condition) {
-            ClassModel::Condition
-        } else if is(java.future_task) {
-            ClassModel::Future
-        } else if is(java.executor) {
-            ClassModel::Executor
-        } else {
-            let name = self.class_name(o);
-            class_model(&name)
-        };
-        jni!(env, DeleteLocalRef, k);
-        self.t.models.insert(kid, m);
-        m
-    }
-
-    unsafe fn object_field(&mut self, o: jobject, f: jfieldID) -> jobject {
-        if f.is_null() {
-            return std::ptr::null_mut();
-        }
-        jni!(self.env, GetObjectField, o, f)
-    }
-
-    /// The object whose identity stands for a `java.util.concurrent` lock: its `sync`.
-    unsafe fn lock_object(&mut self, o: jobject, m: ClassModel) -> jobject {
-        let java = self.a.java.get().unwrap();
-        let f = match m {
-            ClassModel::ReentrantLock => java.rl_sync,
-            ClassModel::ReadLock => java.read_lock_sync,
-            ClassModel::WriteLock => java.write_lock_sync,
-            ClassModel::Condition => java.condition_owner,
-            _ => return o,
-        };
-        let s = self.object_field(o, f);
-        if s.is_null() {
-            o
-        } else {
-            s
-        }
-    }
-
     unsafe fn call(&mut self, when: When, o: jobject, site: i32) {
-        let Some(e) = self.site(site) else { return };
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
         let Resolved::Call(op) = self.resolve(e) else {
             return;
         };
@@ -1818,11 +1861,17 @@ impl Cx<'_> {
             (CallOp::Join, When::After(_)) => self.join(o, loc),
             (CallOp::Wait, When::Before) => {
                 let obj = self.obj(o);
+                if self.jdk && self.t.held.contains_key(&obj) {
+                    self.sync_var(obj, "$monitor", loc, false, true);
+                }
                 self.wait(obj, loc)
             }
             (CallOp::Wait, When::After(_)) => {
                 let obj = self.obj(o);
-                self.wake(obj, loc)
+                self.wake(obj, loc);
+                if self.jdk && self.t.held.contains_key(&obj) {
+                    self.sync_var(obj, "$monitor", loc, true, false);
+                }
             }
             (CallOp::Notify, When::Before) => {
                 let obj = self.obj(o);
@@ -1837,7 +1886,7 @@ impl Cx<'_> {
                 self.sync_var(obj, "$interrupt", loc, true, true)
             }
             (CallOp::Caught, When::Before) => self.caught(o, loc),
-            (CallOp::Interrupted, When::After(Some(true)))
+            (CallOp::Interrupted, When::After(Ret::Bool(true)))
                 if self.model(o) == ClassModel::Thread =>
             {
                 let obj = self.obj(o);
@@ -1855,105 +1904,8 @@ impl Cx<'_> {
                 let obj = self.obj(o);
                 self.sync_var(obj, "$done", loc, true, true)
             }
-            (CallOp::Library(op, atomic), _) => self.library(op, atomic, when, o, loc),
+            (CallOp::Library, _) => self.library(when, o, site, loc),
             _ => {}
-        }
-    }
-
-    unsafe fn library(&mut self, op: LibOp, atomic: LibOp, when: When, o: jobject, loc: u32) {
-        let m = self.model(o);
-        let before = matches!(when, When::Before);
-        match m {
-            ClassModel::None | ClassModel::Thread => {}
-            ClassModel::ReentrantLock | ClassModel::WriteLock | ClassModel::ReadLock => {
-                let lo = self.lock_object(o, m);
-                let obj = self.obj(lo);
-                let read = m == ClassModel::ReadLock;
-                let acquired = match (op, when) {
-                    (LibOp::Lock, When::After(_)) => true,
-                    (LibOp::TryLock, When::After(Some(ok))) => ok,
-                    _ => false,
-                };
-                if acquired {
-                    if read {
-                        // Readers share the lock: order them after the last write
-                        // unlock only.
-                        self.sync_var(obj, "$writer", loc, true, false);
-                    } else {
-                        self.acquire_obj(obj, lo, loc);
-                        self.sync_var(obj, "$readers", loc, true, false);
-                    }
-                } else if op == LibOp::Unlock && before {
-                    if read {
-                        self.sync_var(obj, "$readers", loc, true, true);
-                    } else if self.t.held.get(&obj).is_some_and(|c| c.0 == 1) {
-                        self.sync_var(obj, "$writer", loc, false, true);
-                        self.release_obj(obj, loc);
-                    } else {
-                        self.release_obj(obj, loc);
-                    }
-                }
-            }
-            ClassModel::Condition => {
-                let lo = self.lock_object(o, m);
-                let obj = self.obj(lo);
-                match (op, before) {
-                    (LibOp::Await, true) => {
-                        self.wait(obj, loc);
-                        crate::replay::awaiting(self.env, o); // replay
-                    }
-                    (LibOp::Await, false) => self.wake(obj, loc),
-                    (LibOp::Signal, true) => self.notify(obj, false, loc),
-                    (LibOp::SignalAll, true) => self.notify(obj, true, loc),
-                    _ => {}
-                }
-            }
-            ClassModel::Future => {
-                // Before: ordered before a completion that comes later (a dependent stage
-                // registered now runs after it). After (get, join, isDone, ...): whatever
-                // the task did before completing is visible.
-                let obj = self.obj(o);
-                self.sync_var(obj, "$done", loc, true, before);
-            }
-            ClassModel::Executor => {
-                // awaitTermination (and close) return after every worker ran afterExecute.
-                if !before && op == LibOp::Join {
-                    let obj = self.obj(o);
-                    self.sync_var(obj, "$done", loc, true, false);
-                }
-            }
-            ClassModel::Atomic => {
-                let obj = self.obj(o);
-                match (atomic, before) {
-                    (LibOp::Read, false) => self.sync_var(obj, "$value", loc, true, false),
-                    (LibOp::Write, true) => self.sync_var(obj, "$value", loc, false, true),
-                    (LibOp::Update, false) => self.sync_var(obj, "$value", loc, true, true),
-                    _ => {}
-                }
-            }
-            ClassModel::Concurrent => {
-                // Before and after every call: ordered with every other call on the
-                // object as observed (sound, possibly more order than the class gives).
-                let obj = self.obj(o);
-                self.sync_var(obj, "$sync", loc, true, true);
-                // Code the call runs for us (computeIfAbsent's function, ...) writes what
-                // the call may publish before it returns: see `emit`.
-                if before {
-                    if self.t.in_concurrent.len() < 8 {
-                        self.t.in_concurrent.push(obj);
-                    }
-                } else if let Some(p) = self.t.in_concurrent.iter().rposition(|&x| x == obj) {
-                    self.t.in_concurrent.truncate(p);
-                }
-            }
-            ClassModel::Collection => {
-                let obj = self.obj(o);
-                match (op, before) {
-                    (LibOp::Read, false) => self.plain_state(obj, loc, false),
-                    (LibOp::Write | LibOp::Update, true) => self.plain_state(obj, loc, true),
-                    _ => {}
-                }
-            }
         }
     }
 
@@ -2038,13 +1990,6 @@ fn access_kind(write: bool, volatile: bool) -> Kind {
     }
 }
 
-#[derive(Clone, Copy)]
-enum When {
-    Before,
-    /// After a normal return; the boolean result when the method returns one.
-    After(Option<bool>),
-}
-
 fn signature_to_name(sig: &str) -> String {
     let mut dims = 0;
     let mut s = sig;
@@ -2068,133 +2013,6 @@ fn signature_to_name(sig: &str) -> String {
             .replace('/', "."),
     };
     base + &"[]".repeat(dims)
-}
-
-/// The model of a library class, by its dotted name.
-fn class_model(name: &str) -> ClassModel {
-    // A VarHandle stands for all the variables it reaches: one synchronizing variable per
-    // handle (more order than the program has, never less).
-    if name.starts_with("java.util.concurrent.atomic.")
-        || name.starts_with("java.lang.invoke.VarHandle")
-    {
-        return ClassModel::Atomic;
-    }
-    // The lock objects themselves are modelled (ReentrantLock, the read and write locks of
-    // a ReentrantReadWriteLock, conditions); the accessors of a ReentrantReadWriteLock
-    // (readLock(), writeLock(), getReadLockCount(), ...) synchronize nothing.
-    if name == "java.util.concurrent.locks.ReentrantReadWriteLock" {
-        return ClassModel::None;
-    }
-    if name.starts_with("java.util.concurrent.") {
-        return ClassModel::Concurrent;
-    }
-    const SYNCHRONIZED: &[&str] = &[
-        "java.util.Vector",
-        "java.util.Stack",
-        "java.util.Hashtable",
-        "java.util.Properties",
-    ];
-    if SYNCHRONIZED.contains(&name) || name.starts_with("java.util.Collections$Synchronized") {
-        return ClassModel::Concurrent;
-    }
-    // Only the JDK's mutable, non-thread-safe collections have a `$state`: immutable ones
-    // (List.of, Collections.empty*, unmodifiable views), iterators (often shared
-    // singletons) and thread-safe classes (ResourceBundle, ...) have none to race on.
-    const MUTABLE: &[&str] = &[
-        "java.util.ArrayList",
-        "java.util.LinkedList",
-        "java.util.HashMap",
-        "java.util.LinkedHashMap",
-        "java.util.TreeMap",
-        "java.util.IdentityHashMap",
-        "java.util.WeakHashMap",
-        "java.util.EnumMap",
-        "java.util.HashSet",
-        "java.util.LinkedHashSet",
-        "java.util.TreeSet",
-        "java.util.EnumSet",
-        "java.util.RegularEnumSet",
-        "java.util.JumboEnumSet",
-        "java.util.ArrayDeque",
-        "java.util.PriorityQueue",
-        "java.util.BitSet",
-    ];
-    if MUTABLE.contains(&name) {
-        return ClassModel::Collection;
-    }
-    ClassModel::None
-}
-
-fn lib_op(name: &str) -> LibOp {
-    match name {
-        "lock" | "lockInterruptibly" => LibOp::Lock,
-        "tryLock" => LibOp::TryLock,
-        "unlock" => LibOp::Unlock,
-        "await" | "awaitNanos" | "awaitUninterruptibly" | "awaitUntil" => LibOp::Await,
-        "signal" => LibOp::Signal,
-        "signalAll" => LibOp::SignalAll,
-        "awaitTermination" | "close" => LibOp::Join,
-        // Methods that modify a collection (or set an atomic); every other method is
-        // taken as a read, so that a misclassified method can hide a race but never
-        // invent one.
-        "set"
-        | "lazySet"
-        | "setPlain"
-        | "setOpaque"
-        | "setRelease"
-        | "add"
-        | "addAll"
-        | "addFirst"
-        | "addLast"
-        | "put"
-        | "putAll"
-        | "putIfAbsent"
-        | "remove"
-        | "removeAll"
-        | "removeIf"
-        | "retainAll"
-        | "clear"
-        | "offer"
-        | "offerFirst"
-        | "offerLast"
-        | "poll"
-        | "pollFirst"
-        | "pollLast"
-        | "pollFirstEntry"
-        | "pollLastEntry"
-        | "push"
-        | "pop"
-        | "sort"
-        | "replace"
-        | "replaceAll"
-        | "compute"
-        | "computeIfAbsent"
-        | "computeIfPresent"
-        | "merge"
-        | "removeFirst"
-        | "removeLast"
-        | "removeFirstOccurrence"
-        | "removeLastOccurrence"
-        | "trimToSize"
-        | "ensureCapacity"
-        | "flip"
-        | "and"
-        | "or"
-        | "xor"
-        | "andNot" => LibOp::Write,
-        _ => LibOp::Read,
-    }
-}
-
-/// Atomics: which calls only read, only write, or read and write the value.
-fn atomic_op(name: &str) -> LibOp {
-    match name {
-        "get" | "getPlain" | "getOpaque" | "getAcquire" | "getVolatile" | "intValue"
-        | "longValue" | "doubleValue" | "floatValue" | "toString" | "getReference" | "getStamp"
-        | "isMarked" | "length" | "sum" | "sumThenReset" => LibOp::Read,
-        "set" | "lazySet" | "setPlain" | "setOpaque" | "setRelease" | "setVolatile" => LibOp::Write,
-        _ => LibOp::Update,
-    }
 }
 
 fn resolve_site(a: &Agent, site: &Site) -> Resolved {
@@ -2252,10 +2070,96 @@ fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             ("$taskSubmit", _) => CallOp::TaskSubmit,
             ("$taskStart", _) => CallOp::TaskStart,
             ("$taskEnd", _) => CallOp::TaskEnd,
-            _ => CallOp::Library(lib_op(name), atomic_op(name)),
+            _ => CallOp::Library,
         }),
         _ => Resolved::Other,
     }
+}
+
+/// The access flags of field `owner.name` (the instrumenter's [`crate::instrument::FieldFlags`]),
+/// when its declaring class is known.
+pub fn field_flags(a: &Agent, owner: &str, name: &str) -> Option<u16> {
+    resolve_field(a, owner, name).map(|(_, f)| f)
+}
+
+/// A class's JVM signature (`Ljava/lang/String;`, `[I`).
+///
+/// # Safety
+/// `jv` is the agent's JVMTI environment and `k` a live class reference.
+pub unsafe fn class_signature(jv: *mut jvmtiEnv, k: jclass) -> Option<String> {
+    ordered::class_signature(jv, k)
+}
+
+/// Name, super class, interfaces and fields of a loaded class, asked from the JVM.
+///
+/// # Safety
+/// `jv` is the agent's JVMTI environment, `env` this thread's JNI environment and `k` a
+/// live class reference.
+pub unsafe fn describe_class(jv: *mut jvmtiEnv, env: *mut JNIEnv, k: jclass) -> Option<ClassInfo> {
+    let internal = |sig: String| -> Option<String> {
+        sig.strip_prefix('L')
+            .and_then(|s| s.strip_suffix(';'))
+            .map(str::to_string)
+    };
+    let name = internal(class_signature(jv, k)?)?;
+    let sup = jni!(env, GetSuperclass, k);
+    let super_name = if sup.is_null() {
+        None
+    } else {
+        let s = class_signature(jv, sup).and_then(internal);
+        jni!(env, DeleteLocalRef, sup);
+        s
+    };
+    let mut interfaces = Vec::new();
+    let mut n: jint = 0;
+    let mut ifs: *mut jclass = std::ptr::null_mut();
+    if jvmti!(jv, GetImplementedInterfaces, k, &mut n, &mut ifs) == 0 && !ifs.is_null() {
+        for &i in std::slice::from_raw_parts(ifs, n.max(0) as usize) {
+            if let Some(s) = class_signature(jv, i).and_then(internal) {
+                interfaces.push(s);
+            }
+            jni!(env, DeleteLocalRef, i);
+        }
+        jvmti!(jv, Deallocate, ifs as *mut u8);
+    }
+    let mut fields = Vec::new();
+    let mut fs: *mut jfieldID = std::ptr::null_mut();
+    if jvmti!(jv, GetClassFields, k, &mut n, &mut fs) == 0 && !fs.is_null() {
+        for &f in std::slice::from_raw_parts(fs, n.max(0) as usize) {
+            let (mut fname, mut fsig): (*mut c_char, *mut c_char) =
+                (std::ptr::null_mut(), std::ptr::null_mut());
+            let mut mods: jint = 0;
+            if jvmti!(
+                jv,
+                GetFieldName,
+                k,
+                f,
+                &mut fname,
+                &mut fsig,
+                std::ptr::null_mut()
+            ) != 0
+                || jvmti!(jv, GetFieldModifiers, k, f, &mut mods) != 0
+            {
+                continue;
+            }
+            let take = |p: *mut c_char| {
+                if p.is_null() {
+                    return String::new();
+                }
+                let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+                jvmti!(jv, Deallocate, p as *mut u8);
+                s
+            };
+            fields.push((take(fname), take(fsig), mods as u16));
+        }
+        jvmti!(jv, Deallocate, fs as *mut u8);
+    }
+    Some(ClassInfo {
+        name,
+        super_name,
+        interfaces,
+        fields,
+    })
 }
 
 /// Finds the class declaring field `name` as seen from `owner` (JVMS §5.4.3.2 order:
@@ -2295,169 +2199,176 @@ fn d2i(v: f64) -> i64 {
 }
 
 unsafe extern "C" fn rd_i(env: Env, _: jclass, v: jint, o: jobject, site: jint) {
-    load_hook(env, |cx| cx.field(false, o, site, v as i64));
+    load_hook(env, site, |cx| cx.field(false, o, site, v as i64));
 }
 unsafe extern "C" fn rd_j(env: Env, _: jclass, v: jlong, o: jobject, site: jint) {
-    load_hook(env, |cx| cx.field(false, o, site, v));
+    load_hook(env, site, |cx| cx.field(false, o, site, v));
 }
 unsafe extern "C" fn rd_f(env: Env, _: jclass, v: jfloat, o: jobject, site: jint) {
-    load_hook(env, |cx| cx.field(false, o, site, f2i(v)));
+    load_hook(env, site, |cx| cx.field(false, o, site, f2i(v)));
 }
 unsafe extern "C" fn rd_d(env: Env, _: jclass, v: jdouble, o: jobject, site: jint) {
-    load_hook(env, |cx| cx.field(false, o, site, d2i(v)));
+    load_hook(env, site, |cx| cx.field(false, o, site, d2i(v)));
 }
 unsafe extern "C" fn rd_a(env: Env, _: jclass, v: jobject, o: jobject, site: jint) {
-    load_hook(env, |cx| {
+    load_hook(env, site, |cx| {
         let v = cx.ref_value_of(v);
         cx.field(false, o, site, v)
     });
 }
 unsafe extern "C" fn wr_i(env: Env, _: jclass, o: jobject, v: jint, site: jint) {
-    hook(env, |cx| cx.field(true, o, site, v as i64));
+    hook(env, site, |cx| cx.field(true, o, site, v as i64));
 }
 unsafe extern "C" fn wr_j(env: Env, _: jclass, o: jobject, v: jlong, site: jint) {
-    hook(env, |cx| cx.field(true, o, site, v));
+    hook(env, site, |cx| cx.field(true, o, site, v));
 }
 unsafe extern "C" fn wr_f(env: Env, _: jclass, o: jobject, v: jfloat, site: jint) {
-    hook(env, |cx| cx.field(true, o, site, f2i(v)));
+    hook(env, site, |cx| cx.field(true, o, site, f2i(v)));
 }
 unsafe extern "C" fn wr_d(env: Env, _: jclass, o: jobject, v: jdouble, site: jint) {
-    hook(env, |cx| cx.field(true, o, site, d2i(v)));
+    hook(env, site, |cx| cx.field(true, o, site, d2i(v)));
 }
 unsafe extern "C" fn wr_a(env: Env, _: jclass, o: jobject, v: jobject, site: jint) {
-    hook(env, |cx| {
+    hook(env, site, |cx| {
         let id = cx.ref_value_of(v);
         cx.field(true, o, site, id);
         cx.bp_ref_write(o, v);
     });
 }
 unsafe extern "C" fn sr_i(env: Env, _: jclass, v: jint, site: jint) {
-    load_hook(env, |cx| cx.static_field(false, site, v as i64));
+    load_hook(env, site, |cx| cx.static_field(false, site, v as i64));
 }
 unsafe extern "C" fn sr_j(env: Env, _: jclass, v: jlong, site: jint) {
-    load_hook(env, |cx| cx.static_field(false, site, v));
+    load_hook(env, site, |cx| cx.static_field(false, site, v));
 }
 unsafe extern "C" fn sr_f(env: Env, _: jclass, v: jfloat, site: jint) {
-    load_hook(env, |cx| cx.static_field(false, site, f2i(v)));
+    load_hook(env, site, |cx| cx.static_field(false, site, f2i(v)));
 }
 unsafe extern "C" fn sr_d(env: Env, _: jclass, v: jdouble, site: jint) {
-    load_hook(env, |cx| cx.static_field(false, site, d2i(v)));
+    load_hook(env, site, |cx| cx.static_field(false, site, d2i(v)));
 }
 unsafe extern "C" fn sr_a(env: Env, _: jclass, v: jobject, site: jint) {
-    load_hook(env, |cx| {
+    load_hook(env, site, |cx| {
         let v = cx.ref_value_of(v);
         cx.static_field(false, site, v)
     });
 }
 unsafe extern "C" fn sw_i(env: Env, _: jclass, v: jint, site: jint) {
-    hook(env, |cx| cx.static_field(true, site, v as i64));
+    hook(env, site, |cx| cx.static_field(true, site, v as i64));
 }
 unsafe extern "C" fn sw_j(env: Env, _: jclass, v: jlong, site: jint) {
-    hook(env, |cx| cx.static_field(true, site, v));
+    hook(env, site, |cx| cx.static_field(true, site, v));
 }
 unsafe extern "C" fn sw_f(env: Env, _: jclass, v: jfloat, site: jint) {
-    hook(env, |cx| cx.static_field(true, site, f2i(v)));
+    hook(env, site, |cx| cx.static_field(true, site, f2i(v)));
 }
 unsafe extern "C" fn sw_d(env: Env, _: jclass, v: jdouble, site: jint) {
-    hook(env, |cx| cx.static_field(true, site, d2i(v)));
+    hook(env, site, |cx| cx.static_field(true, site, d2i(v)));
 }
 unsafe extern "C" fn sw_a(env: Env, _: jclass, v: jobject, site: jint) {
-    hook(env, |cx| {
+    hook(env, site, |cx| {
         let v = cx.ref_value_of(v);
         cx.static_field(true, site, v)
     });
 }
 unsafe extern "C" fn ar_i(env: Env, _: jclass, v: jint, a: jobject, i: jint, site: jint) {
-    load_hook(env, |cx| cx.array(false, a, i, site, v as i64));
+    load_hook(env, site, |cx| cx.array(false, a, i, site, v as i64));
 }
 unsafe extern "C" fn ar_j(env: Env, _: jclass, v: jlong, a: jobject, i: jint, site: jint) {
-    load_hook(env, |cx| cx.array(false, a, i, site, v));
+    load_hook(env, site, |cx| cx.array(false, a, i, site, v));
 }
 unsafe extern "C" fn ar_f(env: Env, _: jclass, v: jfloat, a: jobject, i: jint, site: jint) {
-    load_hook(env, |cx| cx.array(false, a, i, site, f2i(v)));
+    load_hook(env, site, |cx| cx.array(false, a, i, site, f2i(v)));
 }
 unsafe extern "C" fn ar_d(env: Env, _: jclass, v: jdouble, a: jobject, i: jint, site: jint) {
-    load_hook(env, |cx| cx.array(false, a, i, site, d2i(v)));
+    load_hook(env, site, |cx| cx.array(false, a, i, site, d2i(v)));
 }
 unsafe extern "C" fn ar_a(env: Env, _: jclass, v: jobject, a: jobject, i: jint, site: jint) {
-    load_hook(env, |cx| {
+    load_hook(env, site, |cx| {
         let v = cx.ref_value_of(v);
         cx.array(false, a, i, site, v)
     });
 }
 unsafe extern "C" fn aw_i(env: Env, _: jclass, a: jobject, i: jint, v: jint, site: jint) {
-    hook(env, |cx| cx.array(true, a, i, site, v as i64));
+    hook(env, site, |cx| cx.array(true, a, i, site, v as i64));
 }
 unsafe extern "C" fn aw_j(env: Env, _: jclass, a: jobject, i: jint, v: jlong, site: jint) {
-    hook(env, |cx| cx.array(true, a, i, site, v));
+    hook(env, site, |cx| cx.array(true, a, i, site, v));
 }
 unsafe extern "C" fn aw_f(env: Env, _: jclass, a: jobject, i: jint, v: jfloat, site: jint) {
-    hook(env, |cx| cx.array(true, a, i, site, f2i(v)));
+    hook(env, site, |cx| cx.array(true, a, i, site, f2i(v)));
 }
 unsafe extern "C" fn aw_d(env: Env, _: jclass, a: jobject, i: jint, v: jdouble, site: jint) {
-    hook(env, |cx| cx.array(true, a, i, site, d2i(v)));
+    hook(env, site, |cx| cx.array(true, a, i, site, d2i(v)));
 }
 unsafe extern "C" fn aw_a(env: Env, _: jclass, a: jobject, i: jint, v: jobject, site: jint) {
-    hook(env, |cx| {
+    hook(env, site, |cx| {
         let id = cx.ref_value_of(v);
         cx.array(true, a, i, site, id);
         cx.bp_ref_write(a, v);
     });
 }
 unsafe extern "C" fn menter(env: Env, _: jclass, o: jobject, site: jint) {
-    hook(env, |cx| {
-        if let Some(e) = cx.site(site) {
-            cx.acquire(o, e.loc)
+    hook(env, site, |cx| {
+        if let Some(e) = cx.enter_site(site) {
+            let obj = cx.obj(o);
+            cx.monitor_enter(obj, o, e.loc)
         }
     });
 }
 unsafe extern "C" fn mexit(env: Env, _: jclass, o: jobject, site: jint) {
-    hook(env, |cx| {
-        if let Some(e) = cx.site(site) {
-            cx.release(o, e.loc)
+    hook(env, site, |cx| {
+        if let Some(e) = cx.enter_site(site) {
+            let obj = cx.obj(o);
+            cx.monitor_exit(obj, e.loc)
         }
     });
 }
 unsafe extern "C" fn senter(env: Env, _: jclass, o: jobject, site: jint) {
-    hook(env, |cx| {
-        if let Some(e) = cx.site(site) {
+    hook(env, site, |cx| {
+        if let Some(e) = cx.enter_site(site) {
             let obj = cx.obj(o);
             cx.t.sync_stack.push(obj);
-            cx.acquire_obj(obj, o, e.loc)
+            cx.monitor_enter(obj, o, e.loc)
         }
     });
 }
 unsafe extern "C" fn sexit(env: Env, _: jclass, o: jobject, site: jint) {
-    hook(env, |cx| {
-        if let Some(e) = cx.site(site) {
+    hook(env, site, |cx| {
+        if let Some(e) = cx.enter_site(site) {
             let obj = cx.obj(o);
             if cx.t.sync_stack.last() == Some(&obj) {
                 cx.t.sync_stack.pop();
             }
-            cx.release_obj(obj, e.loc)
+            cx.monitor_exit(obj, e.loc)
         }
     });
 }
 unsafe extern "C" fn sthrow(env: Env, _: jclass, site: jint) {
-    hook(env, |cx| {
-        if let (Some(e), Some(obj)) = (cx.site(site), cx.t.sync_stack.pop()) {
-            cx.release_obj(obj, e.loc)
+    hook(env, site, |cx| {
+        if let (Some(e), Some(obj)) = (cx.enter_site(site), cx.t.sync_stack.pop()) {
+            cx.monitor_exit(obj, e.loc)
         }
     });
 }
 unsafe extern "C" fn before(env: Env, _: jclass, o: jobject, site: jint) {
-    hook(env, |cx| cx.call(When::Before, o, site));
+    hook(env, site, |cx| cx.call(When::Before, o, site));
 }
 unsafe extern "C" fn after(env: Env, _: jclass, o: jobject, site: jint) {
-    hook(env, |cx| cx.call(When::After(None), o, site));
+    hook(env, site, |cx| cx.call(When::After(Ret::Void), o, site));
 }
 unsafe extern "C" fn after_z(env: Env, _: jclass, r: jboolean, o: jobject, site: jint) {
-    hook(env, |cx| cx.call(When::After(Some(r != 0)), o, site));
+    hook(env, site, |cx| {
+        cx.call(When::After(Ret::Bool(r != 0)), o, site)
+    });
+}
+unsafe extern "C" fn after_a(env: Env, _: jclass, r: jobject, o: jobject, site: jint) {
+    hook(env, site, |cx| cx.call(When::After(Ret::Ref(r)), o, site));
 }
 unsafe extern "C" fn tenter(env: Env, _: jclass, o: jobject, site: jint) {
     // A run()/call() of an object some hooked scheduler published (java.util.Timer; the
     // executors' own hooks cover their tasks): the task starts after its submission.
-    hook(env, |cx| {
+    hook(env, site, |cx| {
         let Some(e) = cx.site(site) else { return };
         let obj = cx.obj(o);
         if obj == 0 {
@@ -2483,17 +2394,23 @@ unsafe extern "C" fn arraycopy(
     n: jint,
     site: jint,
 ) {
-    hook(env, |cx| cx.arraycopy(src, sp, dst, dp, n, site));
+    hook(env, site, |cx| cx.arraycopy(src, sp, dst, dp, n, site));
+}
+unsafe extern "C" fn qenter(_env: Env, _: jclass, _site: jint) {
+    let _ = TLS.try_with(|t| t.quiet.set(t.quiet.get().saturating_add(1)));
+}
+unsafe extern "C" fn qexit(_env: Env, _: jclass, _site: jint) {
+    let _ = TLS.try_with(|t| t.quiet.set(t.quiet.get().saturating_sub(1)));
 }
 unsafe extern "C" fn br(env: Env, _: jclass, site: jint) {
-    hook(env, |cx| {
+    hook(env, site, |cx| {
         if let Some(e) = cx.site(site) {
             cx.emit(Kind::Branch, 0, e.loc, None, false)
         }
     });
 }
 unsafe extern "C" fn clinit(env: Env, _: jclass, site: jint) {
-    hook(env, |cx| {
+    hook(env, site, |cx| {
         let Some(e) = cx.site(site) else { return };
         let a = cx.a;
         let m = {
@@ -2550,9 +2467,23 @@ pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), St
         ("senter", format!("({o}I)V"), senter as *mut c_void),
         ("sexit", format!("({o}I)V"), sexit as *mut c_void),
         ("sthrow", "(I)V".into(), sthrow as *mut c_void),
-        ("before", format!("({o}I)V"), before as *mut c_void),
-        ("after", format!("({o}I)V"), after as *mut c_void),
-        ("afterZ", format!("(Z{o}I)V"), after_z as *mut c_void),
+        ("before0", format!("({o}I)V"), before as *mut c_void),
+        ("after0", format!("({o}I)V"), after as *mut c_void),
+        ("afterZ0", format!("(Z{o}I)V"), after_z as *mut c_void),
+        ("afterA0", format!("({o}{o}I)V"), after_a as *mut c_void),
+        ("resolve", "(I)I".into(), ordered::resolve as *mut c_void),
+        ("qenter", "(I)V".into(), qenter as *mut c_void),
+        ("qexit", "(I)V".into(), qexit as *mut c_void),
+        ("uR", format!("({o}JJI)V"), ordered::u_r as *mut c_void),
+        ("uW", format!("({o}JJI)V"), ordered::u_w as *mut c_void),
+        ("uRW", format!("({o}JJJI)V"), ordered::u_rw as *mut c_void),
+        ("uRA", format!("({o}J{o}I)V"), ordered::u_ra as *mut c_void),
+        ("uWA", format!("({o}J{o}I)V"), ordered::u_wa as *mut c_void),
+        (
+            "uRWA",
+            format!("({o}J{o}{o}I)V"),
+            ordered::u_rwa as *mut c_void,
+        ),
         ("tenter", format!("({o}I)V"), tenter as *mut c_void),
         ("texit", format!("({o}I)V"), texit as *mut c_void),
         (

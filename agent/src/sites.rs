@@ -93,6 +93,17 @@ pub enum SiteKind {
     Branch,
     /// End of `<clinit>` (`clinit`): the class named in the location is initialized.
     ClassInit,
+    /// Entry (`qenter`) and exits (`qexit`, also in a catch-all handler) of a JDK method
+    /// whose synchronization is the JVM's, not the program's
+    /// ([`crate::jdksync::quiet_method`]).
+    Quiet,
+    /// An ordered `Unsafe` access replaced by its wrapper in `jrace.rt.U`
+    /// ([`crate::unsafe_ops`]), which passes the object and offset it touches.
+    Ordered {
+        owner: String,
+        name: String,
+        desc: String,
+    },
 }
 
 /// One site: what and where.
@@ -100,6 +111,9 @@ pub enum SiteKind {
 pub struct Site {
     pub kind: SiteKind,
     pub loc: Location,
+    /// In a JDK class instrumented for its synchronization only ([`crate::jdksync`]): its
+    /// events are the JDK's own, which a modelled call of the program may replace or drop.
+    pub jdk: bool,
 }
 
 /// Where the instrumenter puts the sites it allocates.
@@ -136,8 +150,11 @@ pub struct ClassInfo {
 /// Whether a non-static call from instrumented code to `owner.name desc` gets
 /// `before`/`after` hooks, i.e. whether the runtime may want to record something for it:
 /// thread start/join, wait/notify, calls into `java.util` (collections,
-/// `java.util.concurrent` locks, atomics, queues, latches, executors, futures) and
-/// `VarHandle` accesses. Every other call is left alone.
+/// `java.util.concurrent` locks, queues, latches, executors, futures), and calls that may
+/// reach one of those through a subclass: a method named like one of them on a class of
+/// the program (the runtime decides by the receiver's class when the call runs, and a site
+/// whose class cannot extend a JDK class costs a flag test from then on). Every other call
+/// is left alone.
 pub fn modelled_call(owner: &str, name: &str, desc: &str) -> bool {
     if name == "<init>" {
         return false;
@@ -145,13 +162,76 @@ pub fn modelled_call(owner: &str, name: &str, desc: &str) -> bool {
     match name {
         "start" if desc == "()V" => return true,
         "join" if desc == "()V" || desc == "(J)V" || desc == "(JI)V" => return true,
-        "wait" if desc == "()V" || desc == "(J)V" || desc == "(JI)V" => return true,
-        "notify" | "notifyAll" if desc == "()V" => return true,
         // Thread termination seen through isAlive() orders like join(); an interrupt
         // orders before isInterrupted() seeing it (JLS 17.4.4).
         "isAlive" | "isInterrupted" if desc == "()Z" => return true,
         "interrupt" if desc == "()V" => return true,
+        _ if is_wait_or_notify(name, desc) => return true,
         _ => {}
     }
-    owner.starts_with("java/util/") || owner == "java/lang/invoke/VarHandle"
+    if owner.starts_with("java/util/") {
+        return true;
+    }
+    let jdk = ["java/", "javax/", "jdk/", "sun/", "com/sun/", "["]
+        .iter()
+        .any(|p| owner.starts_with(p));
+    !jdk && SUBCLASS_NAMES.contains(&name)
 }
+
+/// [`modelled_call`] for a call the symbolic owner of which alone makes modelled (not one
+/// modelled because of its name only): such a call is never a BarrierPair.
+pub fn modelled_by_owner(owner: &str, name: &str, desc: &str) -> bool {
+    modelled_call(owner, name, desc) && (owner.starts_with("java/") || is_thread_sync(name, desc))
+}
+
+/// `Object.wait()`, `wait(long)`, `wait(long, int)`, `notify()`, `notifyAll()`.
+pub fn is_wait_or_notify(name: &str, desc: &str) -> bool {
+    match name {
+        "wait" => desc == "()V" || desc == "(J)V" || desc == "(JI)V",
+        "notify" | "notifyAll" => desc == "()V",
+        _ => false,
+    }
+}
+
+/// [`is_wait_or_notify`], `Thread.start()` and `Thread.join()` (the calls the JDK's own
+/// code gets hooks for, see [`crate::jdksync`]).
+pub fn is_thread_sync(name: &str, desc: &str) -> bool {
+    is_wait_or_notify(name, desc)
+        || (name == "start" && desc == "()V")
+        || (name == "join" && matches!(desc, "()V" | "(J)V" | "(JI)V"))
+}
+
+/// Methods of the modelled `java.util` classes a subclass of one of them may inherit: a
+/// call of one of these on a class of the program is hooked (see [`modelled_call`]).
+const SUBCLASS_NAMES: &[&str] = &[
+    "lock",
+    "lockInterruptibly",
+    "tryLock",
+    "unlock",
+    "await",
+    "awaitNanos",
+    "awaitUninterruptibly",
+    "awaitUntil",
+    "signal",
+    "signalAll",
+    "put",
+    "take",
+    "offer",
+    "poll",
+    "peek",
+    "add",
+    "remove",
+    "contains",
+    "containsKey",
+    "get",
+    "putIfAbsent",
+    "iterator",
+    "countDown",
+    "acquire",
+    "tryAcquire",
+    "release",
+    "drainTo",
+    "transfer",
+    "tryTransfer",
+    "exchange",
+];

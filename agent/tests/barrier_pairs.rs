@@ -137,7 +137,13 @@ fn barrier_pairs_bracket_calls_into_excluded_code() {
             std::fs::write(&out_path, &bytes).unwrap();
             continue;
         }
-        let o = instrument_with(&bytes, &Options::default(), Some(&bp), &mut sites);
+        let o = instrument_with(
+            &bytes,
+            &Options::default(),
+            Some(&bp),
+            &|_, _| None,
+            &mut sites,
+        );
         assert!(o.error.is_none(), "{}: {:?}", rel.display(), o.error);
         assert!(o.failures.is_empty(), "{}: {:?}", rel.display(), o.failures);
         bp_sites += o.bp_sites;

@@ -123,14 +123,21 @@ fn report(what: &str, st: &Stats) {
     }
 }
 
-/// A `jrace.rt.R` with the runtime class's methods and empty bodies, compiled into `out`.
+/// A `jrace.rt.R` with the runtime class's methods, its natives given bodies that do
+/// nothing (a site flag of 1: nothing to lock), and the `jrace.rt.U` the agent generates,
+/// compiled into `out`.
 fn null_stub(javac: &Path, dir: &Path, out: &Path) {
     let real = std::fs::read_to_string(here("runtime/jrace/rt/R.java")).unwrap();
     let mut src = String::new();
     for line in real.lines() {
         let t = line.trim_start();
-        if t.starts_with("public static native void ") && t.ends_with(");") {
-            src += &line.replace(" native ", " ").replace(");", ") {}");
+        if t.contains("static native ") && t.ends_with(");") {
+            let body = if t.contains("native int ") {
+                ") { return 1; }"
+            } else {
+                ") {}"
+            };
+            src += &line.replace(" native ", " ").replace(");", body);
         } else {
             src += line;
         }
@@ -139,10 +146,14 @@ fn null_stub(javac: &Path, dir: &Path, out: &Path) {
     let p = dir.join("nullstub/jrace/rt/R.java");
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(&p, src).unwrap();
+    let u = dir.join("nullstub/jrace/rt/U.java");
+    std::fs::write(&u, jrace_agent::unsafe_ops::java_source()).unwrap();
     assert!(Command::new(javac)
+        .arg("--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED")
         .arg("-d")
         .arg(out)
         .arg(&p)
+        .arg(&u)
         .status()
         .unwrap()
         .success());
@@ -371,6 +382,7 @@ fn instrumented_debian_jars_verify() {
     let load = |cp: &[String]| {
         run(Command::new(&java)
             .arg("-Xverify:all")
+            .arg("--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED")
             .arg("-cp")
             .arg(format!("{}:{}", driver.display(), cp.join(":")))
             .arg("cftest.LoadAll")
@@ -424,6 +436,7 @@ fn bench_instrument_java_base() {
             branches: false,
             tasks: true,
             calls: true,
+            ..Default::default()
         },
     ] {
         let mut best = f64::MAX;

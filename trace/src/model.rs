@@ -231,7 +231,20 @@ pub struct LocDetail {
     pub bci: Option<u32>,
 }
 
+/// Whether a class (dotted name) is the JDK's: its events in an agent trace are the JDK's
+/// own synchronization, which a replay neither holds nor counts.
+pub fn is_jdk_class(class: &str) -> bool {
+    ["java.", "javax.", "jdk.", "sun.", "com.sun."]
+        .iter()
+        .any(|p| class.starts_with(p))
+}
+
 impl LocDetail {
+    /// The location is in a JDK class ([`is_jdk_class`]).
+    pub fn in_jdk(&self) -> bool {
+        is_jdk_class(&self.class)
+    }
+
     /// DESIGN §2: `File.java:LINE`, else `Class.method@BCI`.
     pub fn display(&self) -> String {
         match (&self.file, self.line) {

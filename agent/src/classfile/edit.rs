@@ -38,6 +38,8 @@ pub struct CodeEditor {
     typed_local: Option<(u16, VType)>,
     extra_stack: u16,
     extra_locals: u16,
+    /// An instruction was replaced ([`CodeEditor::replace`]).
+    replaced: bool,
 }
 
 const NONE: u32 = u32::MAX;
@@ -97,6 +99,7 @@ impl CodeEditor {
             typed_local: None,
             extra_stack: 0,
             extra_locals: 0,
+            replaced: false,
         })
     }
 
@@ -120,7 +123,8 @@ impl CodeEditor {
     }
     /// True when something was inserted.
     pub fn is_modified(&self) -> bool {
-        !self.prologue.is_empty()
+        self.replaced
+            || !self.prologue.is_empty()
             || self.handler.is_some()
             || self.before.iter().chain(&self.after).any(|v| !v.is_empty())
     }
@@ -164,6 +168,30 @@ impl CodeEditor {
         self.check_seq(i, seq)?;
         self.before[i].extend_from_slice(seq);
         self.extra_stack = self.extra_stack.max(extra_stack);
+        Ok(())
+    }
+
+    /// Replaces instruction `i` by `ins`, which must encode to as many bytes and may not
+    /// transfer control (an `invokevirtual` by an `invokestatic` of another method, say);
+    /// everything that pointed at `i` points at `ins`. The caller keeps the stack right.
+    pub fn replace(&mut self, i: usize, ins: Insn) -> Result<()> {
+        self.check_seq(i, std::slice::from_ref(&ins))?;
+        let (off, old) = &self.insns[i];
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        old.encode(&mut a, *off as usize)?;
+        ins.encode(&mut b, *off as usize)?;
+        if a.len() != b.len() || old.is_control_flow() {
+            return Err(Error::new(
+                *off as usize,
+                format!(
+                    "a replacement of the same length, found {} bytes for {}",
+                    b.len(),
+                    a.len()
+                ),
+            ));
+        }
+        self.insns[i].1 = ins;
+        self.replaced = true;
         Ok(())
     }
 

@@ -72,6 +72,13 @@ pub struct Options {
     pub tasks: bool,
     /// `before`/`after` around the calls [`modelled_call`] selects.
     pub calls: bool,
+    /// A JDK class of [`crate::jdksync`]: only its synchronization is recorded (volatile
+    /// fields, ordered `Unsafe` operations, monitors, wait/notify), none of its plain
+    /// accesses, branches or calls; and its [`crate::jdksync::quiet_method`]s are
+    /// bracketed with `qenter`/`qexit`.
+    pub jdk: bool,
+    /// With `jdk`: only the `qenter`/`qexit` brackets, nothing else.
+    pub quiet_only: bool,
 }
 
 impl Default for Options {
@@ -80,9 +87,15 @@ impl Default for Options {
             branches: true,
             tasks: true,
             calls: true,
+            jdk: false,
+            quiet_only: false,
         }
     }
 }
+
+/// The access flags of field `name` as seen from class `owner` (internal name), when the
+/// declaring class is known (loaded already); `None` when it is not.
+pub type FieldFlags<'a> = &'a dyn Fn(&str, &str) -> Option<u16>;
 
 /// The result of [`instrument`].
 #[derive(Clone, Debug, Default)]
@@ -160,14 +173,18 @@ pub struct Barrier<'a> {
 /// Instruments one class. Never panics on any input: a class that does not parse comes
 /// back unchanged with `error` set; a method that cannot be rewritten stays as it was.
 pub fn instrument(class_bytes: &[u8], opts: &Options, sink: &mut dyn SiteSink) -> Outcome {
-    instrument_with(class_bytes, opts, None, sink)
+    instrument_with(class_bytes, opts, None, &|_, _| None, sink)
 }
 
-/// [`instrument`], with BarrierPairs around calls into excluded code when `bp` is given.
+/// [`instrument`], with BarrierPairs around calls into excluded code when `bp` is given,
+/// and `fields` to tell which fields of other classes are volatile (see [`FieldFlags`]:
+/// an access to a field not known to be plain gets the stripe lock of a volatile one,
+/// decided when it first runs).
 pub fn instrument_with(
     class_bytes: &[u8],
     opts: &Options,
     bp: Option<&Barrier>,
+    fields: FieldFlags,
     sink: &mut dyn SiteSink,
 ) -> Outcome {
     let mut cf = match ClassFile::parse(class_bytes) {
@@ -198,12 +215,16 @@ pub fn instrument_with(
         .filter(|m| m.access_flags & ACC_NATIVE != 0)
         .map(|m| (cf.method_name(m), cf.method_descriptor(m)))
         .collect();
+    let own_fields = info.fields.iter().map(|f| (f.0.clone(), f.2)).collect();
     let mut ctx = Ctx {
         class_dotted: info.name.replace('/', "."),
         class_internal: info.name.clone(),
         file: cf.source_file(),
         pool: Pool::default(),
         natives,
+        own_fields,
+        fields,
+        jdk: opts.jdk,
     };
     let mut modified = false;
     for mi in 0..cf.methods.len() {
@@ -289,13 +310,44 @@ fn info_of(cf: &ClassFile) -> Option<ClassInfo> {
     })
 }
 
-struct Ctx {
+struct Ctx<'a> {
     class_dotted: String,
     class_internal: String,
     file: Option<String>,
     pool: Pool,
     /// (name, descriptor) of the class's own `native` methods.
     natives: Vec<(String, String)>,
+    /// (name, access flags) of the class's own fields.
+    own_fields: Vec<(String, u16)>,
+    fields: FieldFlags<'a>,
+    /// The class is a JDK class of [`crate::jdksync`] ([`Options::jdk`]).
+    jdk: bool,
+}
+
+impl Ctx<'_> {
+    /// The flags of field `owner.name`, when known.
+    fn field_flags(&self, owner: &str, name: &str) -> Option<u16> {
+        if owner == self.class_internal {
+            if let Some((_, f)) = self.own_fields.iter().find(|(n, _)| n == name) {
+                return Some(*f);
+            }
+        }
+        (self.fields)(owner, name)
+    }
+}
+
+const ACC_VOLATILE: u16 = 0x0040;
+
+/// How a field access is instrumented.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum FieldPlan {
+    /// Not at all (JDK classes: plain fields).
+    Skip,
+    /// The plain access hooks (`rd*`, `wr*`, `sr*`, `sw*`).
+    Plain,
+    /// Possibly volatile: the stripe lock is taken before the access (`lk`/`lks`, which
+    /// decide at run time from the field's flags) and released after it was recorded.
+    Locked,
 }
 
 const ACC_NATIVE: u16 = 0x0100;
@@ -309,6 +361,9 @@ struct Pool {
     r_class: Option<u16>,
     /// Utf8 index of each hook descriptor.
     descs: HashMap<&'static str, u16>,
+    /// Methodref index of each wrapper of U used, by name and descriptor.
+    wrappers: HashMap<(String, String), u16>,
+    u_class: Option<u16>,
 }
 
 /// The hook descriptors of R.
@@ -340,6 +395,20 @@ fn hook_desc(name: &str) -> &'static str {
         "awD" => "(Ljava/lang/Object;IDI)V",
         "awA" => "(Ljava/lang/Object;ILjava/lang/Object;I)V",
         "afterZ" => "(ZLjava/lang/Object;I)V",
+        "afterA" => "(Ljava/lang/Object;Ljava/lang/Object;I)V",
+        "lk" => "(Ljava/lang/Object;I)I",
+        "lks" => "(I)I",
+        "ul" => "(I)V",
+        "rdIL" => "(ILjava/lang/Object;II)V",
+        "rdJL" => "(JLjava/lang/Object;II)V",
+        "rdFL" => "(FLjava/lang/Object;II)V",
+        "rdDL" => "(DLjava/lang/Object;II)V",
+        "rdAL" => "(Ljava/lang/Object;Ljava/lang/Object;II)V",
+        "srIL" => "(III)V",
+        "srJL" => "(JII)V",
+        "srFL" => "(FII)V",
+        "srDL" => "(DII)V",
+        "srAL" => "(Ljava/lang/Object;II)V",
         "bpenter0" => "(II)I",
         "bpenter1" => "(ILjava/lang/Object;I)I",
         "bpenter2" => "(ILjava/lang/Object;Ljava/lang/Object;I)I",
@@ -348,7 +417,7 @@ fn hook_desc(name: &str) -> &'static str {
         "bpexit" => "(I)V",
         "bpunwind" => "(II)V",
         "arraycopy" => "(Ljava/lang/Object;ILjava/lang/Object;III)V",
-        "sthrow" | "br" | "clinit" => "(I)V",
+        "sthrow" | "br" | "clinit" | "qenter" | "qexit" => "(I)V",
         // menter mexit senter sexit before after tenter texit
         _ => "(Ljava/lang/Object;I)V",
     }
@@ -478,15 +547,15 @@ fn e0(r: crate::classfile::Result<()>) -> Result<(), String> {
 }
 
 /// Per-method state while collecting insertions.
-struct MethodCx<'a> {
+struct MethodCx<'a, 'f> {
     cf: &'a mut ClassFile,
-    ctx: &'a mut Ctx,
+    ctx: &'a mut Ctx<'f>,
     sink: &'a mut dyn SiteSink,
     method: String,
     lines: Vec<(u16, u16)>,
 }
 
-impl MethodCx<'_> {
+impl MethodCx<'_, '_> {
     fn site(&mut self, kind: SiteKind, bci: u32) -> i32 {
         let line = match self.lines.partition_point(|(pc, _)| *pc as u32 <= bci) {
             0 => None,
@@ -501,7 +570,40 @@ impl MethodCx<'_> {
                 line,
                 bci,
             },
+            jdk: self.ctx.jdk,
         })
+    }
+
+    /// `invokestatic jrace/rt/U.name desc` (a wrapper of [`crate::unsafe_ops`]).
+    fn call_wrapper(&mut self, name: &str, desc: &str) -> Result<Insn, String> {
+        let key = (name.to_string(), desc.to_string());
+        if let Some(&i) = self.ctx.pool.wrappers.get(&key) {
+            return Ok(Insn::with(op::INVOKESTATIC, Arg::Cp(i)));
+        }
+        let cp = &mut self.cf.constant_pool.entries;
+        let pool = &mut self.ctx.pool;
+        let mut push = |c: Constant| -> Result<u16, String> {
+            if cp.len() >= 65535 {
+                return Err("room in the constant pool for the hooks".into());
+            }
+            cp.push(c);
+            Ok((cp.len() - 1) as u16)
+        };
+        let class = match pool.u_class {
+            Some(c) => c,
+            None => {
+                let n = push(Constant::Utf8(b"jrace/rt/U".to_vec()))?;
+                let c = push(Constant::Class(n))?;
+                pool.u_class = Some(c);
+                c
+            }
+        };
+        let n = push(Constant::Utf8(name.as_bytes().to_vec()))?;
+        let d = push(Constant::Utf8(desc.as_bytes().to_vec()))?;
+        let nt = push(Constant::NameAndType(n, d))?;
+        let i = push(Constant::Methodref(class, nt))?;
+        pool.wrappers.insert(key, i);
+        Ok(Insn::with(op::INVOKESTATIC, Arg::Cp(i)))
     }
 
     /// The instruction pushing site id `s`.
@@ -574,15 +676,17 @@ impl MethodCx<'_> {
 
 fn hook_name(prefix: &str, s: Shape) -> &'static str {
     // Every combination, so that hook names can be &'static.
-    const NAMES: [[&str; 5]; 6] = [
+    const NAMES: [[&str; 5]; 8] = [
         ["rdI", "rdJ", "rdF", "rdD", "rdA"],
         ["wrI", "wrJ", "wrF", "wrD", "wrA"],
         ["srI", "srJ", "srF", "srD", "srA"],
         ["swI", "swJ", "swF", "swD", "swA"],
         ["arI", "arJ", "arF", "arD", "arA"],
         ["awI", "awJ", "awF", "awD", "awA"],
+        ["rdIL", "rdJL", "rdFL", "rdDL", "rdAL"],
+        ["srIL", "srJL", "srFL", "srDL", "srAL"],
     ];
-    let row = ["rd", "wr", "sr", "sw", "ar", "aw"]
+    let row = ["rd", "wr", "sr", "sw", "ar", "aw", "rdL", "srL"]
         .iter()
         .position(|p| *p == prefix)
         .unwrap_or(0);
@@ -675,7 +779,7 @@ fn instrument_method(
     opts: &Options,
     bp: Option<&Barrier>,
     sync_only: bool,
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     sink: &mut dyn SiteSink,
 ) -> Result<Done, String> {
     let m = &cf.methods[mi];
@@ -717,7 +821,20 @@ fn instrument_method(
             this_ok
         };
     let sync_skipped = sync_wanted && !sync;
+    let jdk = opts.jdk;
+    let quiet = jdk && crate::jdksync::quiet_method(&ctx.class_internal, &name) && !is_init;
+    if jdk && opts.quiet_only && !quiet {
+        return Ok(Done {
+            changed: false,
+            sync_skipped: false,
+            bp_sites: 0,
+            bp_skipped_empty: 0,
+        });
+    }
+    // A quiet-only class gets its brackets and nothing else.
+    let sync_only = sync_only || (jdk && opts.quiet_only);
     let task = opts.tasks
+        && !jdk
         && !is_static
         && this_ok
         && ((name == "run" && desc == "()V") || (name == "call" && desc == "()Ljava/lang/Object;"));
@@ -728,20 +845,30 @@ fn instrument_method(
     let mut arg_slots = 0u16;
     if opts.calls {
         for (_, ins) in &insns {
-            if let Some((_, sh)) = modelled(cf, ins) {
+            if let Some((_, sh)) = modelled(cf, ins, jdk) {
                 arg_slots = arg_slots.max(sh.iter().map(|s| s.size()).sum());
             }
         }
     }
     // System.arraycopy's five arguments.
-    if opts.calls && insns.iter().any(|(_, ins)| is_arraycopy(cf, ins)) {
+    if opts.calls && !jdk && insns.iter().any(|(_, ins)| is_arraycopy(cf, ins)) {
         arg_slots = arg_slots.max(5);
     }
+    // Ordered Unsafe accesses, by instruction index (see crate::unsafe_ops).
+    let ordered: HashMap<usize, crate::unsafe_ops::Method> = insns
+        .iter()
+        .enumerate()
+        .filter(|_| !opts.quiet_only)
+        .filter_map(|(i, (_, ins))| Some((i, ordered_unsafe(cf, ins)?)))
+        .collect();
     // BarrierPair calls, by instruction index.
     let mut bp_calls: HashMap<usize, BpCall> = HashMap::new();
     let mut bp_skipped_empty = 0u32;
     if let Some(bp) = bp {
         for (i, (_, ins)) in insns.iter().enumerate() {
+            if ordered.contains_key(&i) {
+                continue;
+            }
             match bp_call(cf, ctx, bp, ins) {
                 BpDecision::No => {}
                 BpDecision::Empty => bp_skipped_empty += 1,
@@ -753,11 +880,13 @@ fn instrument_method(
         }
     }
     let needed = 4u16.max(1 + arg_slots);
-    if max_locals as u32 + needed as u32 + 1 > 65535 {
+    if max_locals as u32 + needed as u32 + 2 > 65535 {
         return Err("room for temporary locals".into());
     }
     let t = ed.add_locals(max_locals, needed);
     let (t_obj, t_idx, t_val, t_args) = (t, t + 1, t + 2, t + 1);
+    // The stripe an access of a possibly volatile field took (`lk`).
+    let t_lk = ed.add_locals(max_locals, 1);
     // The frame's BarrierPair depth (-1 until its first bpenter), in every frame.
     let tok = if bp_calls.is_empty() {
         None
@@ -786,7 +915,11 @@ fn instrument_method(
         }
     };
 
-    if sync {
+    if quiet {
+        let seq = mcx.hook(SiteKind::Quiet, 0, "qenter")?;
+        e(ed.insert_prologue(&seq, 1))?;
+    }
+    if sync && !opts.quiet_only {
         let [p, c] = mcx.hook(SiteKind::SyncMethod { is_static }, 0, "senter")?;
         let mo = monitor();
         e(ed.insert_prologue(&[mo, p, c], 2))?;
@@ -813,8 +946,11 @@ fn instrument_method(
     for (i, (off, ins)) in insns.iter().enumerate() {
         let bci = *off;
         let opc = ins.op;
+        if jdk && opts.quiet_only && !(0xac..=0xb1).contains(&opc) {
+            continue;
+        }
         match opc {
-            op::GETFIELD | op::PUTFIELD | op::GETSTATIC | op::PUTSTATIC if !sync_only => {
+            op::GETFIELD | op::PUTFIELD | op::GETSTATIC | op::PUTSTATIC => {
                 let instance = opc == op::GETFIELD || opc == op::PUTFIELD;
                 if instance && i < fields_from {
                     continue;
@@ -826,14 +962,44 @@ fn instrument_method(
                 let Some(sh) = Shape::of_desc(&fdesc) else {
                     continue;
                 };
-                match opc {
-                    op::GETFIELD => {
-                        let kind = SiteKind::FieldRead {
-                            owner,
-                            name: fname,
-                            desc: fdesc,
-                        };
-                        let [p, c] = mcx.hook(kind, bci, hook_name("rd", sh))?;
+                let plan = match mcx.ctx.field_flags(&owner, &fname) {
+                    Some(f) if f & ACC_VOLATILE != 0 => FieldPlan::Locked,
+                    Some(_) if jdk || sync_only => FieldPlan::Skip,
+                    Some(_) => FieldPlan::Plain,
+                    None if sync_only => FieldPlan::Skip,
+                    None => FieldPlan::Locked,
+                };
+                if plan == FieldPlan::Skip {
+                    continue;
+                }
+                let locked = plan == FieldPlan::Locked;
+                let kind = match opc {
+                    op::GETFIELD => SiteKind::FieldRead {
+                        owner,
+                        name: fname,
+                        desc: fdesc,
+                    },
+                    op::PUTFIELD => SiteKind::FieldWrite {
+                        owner,
+                        name: fname,
+                        desc: fdesc,
+                    },
+                    op::GETSTATIC => SiteKind::StaticRead {
+                        owner,
+                        name: fname,
+                        desc: fdesc,
+                    },
+                    _ => SiteKind::StaticWrite {
+                        owner,
+                        name: fname,
+                        desc: fdesc,
+                    },
+                };
+                let s = mcx.site(kind, bci);
+                let p = mcx.push(s)?;
+                match (opc, locked) {
+                    (op::GETFIELD, false) => {
+                        let c = mcx.call(hook_name("rd", sh))?;
                         e(ed.insert_before(i, &[Insn::new(op::DUP), local(op::ASTORE, t_obj)], 1))?;
                         e(ed.insert_after(
                             i,
@@ -841,47 +1007,102 @@ fn instrument_method(
                             sh.size() + 2,
                         ))?;
                     }
-                    op::PUTFIELD => {
-                        let kind = SiteKind::FieldWrite {
-                            owner,
-                            name: fname,
-                            desc: fdesc,
-                        };
-                        let [p, c] = mcx.hook(kind, bci, hook_name("wr", sh))?;
+                    (op::GETFIELD, true) => {
+                        let (lk, c) = (mcx.call("lk")?, mcx.call(hook_name("rdL", sh))?);
                         e(ed.insert_before(
                             i,
                             &[
-                                local(sh.store(), t_val),
                                 Insn::new(op::DUP),
-                                local(sh.load(), t_val),
-                                p,
-                                c,
-                                local(sh.load(), t_val),
+                                local(op::ASTORE, t_obj),
+                                local(op::ALOAD, t_obj),
+                                p.clone(),
+                                lk,
+                                local(op::ISTORE, t_lk),
                             ],
                             2,
                         ))?;
+                        e(ed.insert_after(
+                            i,
+                            &[
+                                Insn::new(sh.dup()),
+                                local(op::ALOAD, t_obj),
+                                local(op::ILOAD, t_lk),
+                                p,
+                                c,
+                            ],
+                            sh.size() + 3,
+                        ))?;
                     }
-                    op::GETSTATIC => {
-                        let kind = SiteKind::StaticRead {
-                            owner,
-                            name: fname,
-                            desc: fdesc,
-                        };
-                        let [p, c] = mcx.hook(kind, bci, hook_name("sr", sh))?;
+                    (op::PUTFIELD, _) => {
+                        let c = mcx.call(hook_name("wr", sh))?;
+                        let mut seq = vec![local(sh.store(), t_val)];
+                        if locked {
+                            seq.extend([
+                                Insn::new(op::DUP),
+                                p.clone(),
+                                mcx.call("lk")?,
+                                local(op::ISTORE, t_lk),
+                            ]);
+                        }
+                        seq.extend([
+                            Insn::new(op::DUP),
+                            local(sh.load(), t_val),
+                            p,
+                            c,
+                            local(sh.load(), t_val),
+                        ]);
+                        e(ed.insert_before(i, &seq, 3))?;
+                        if locked {
+                            let ul = mcx.call("ul")?;
+                            e(ed.insert_after(i, &[local(op::ILOAD, t_lk), ul], 1))?;
+                        }
+                    }
+                    (op::GETSTATIC, false) => {
+                        let c = mcx.call(hook_name("sr", sh))?;
                         e(ed.insert_after(i, &[Insn::new(sh.dup()), p, c], sh.size() + 1))?;
                     }
+                    (op::GETSTATIC, true) => {
+                        let (lks, c) = (mcx.call("lks")?, mcx.call(hook_name("srL", sh))?);
+                        e(ed.insert_before(i, &[p.clone(), lks, local(op::ISTORE, t_lk)], 1))?;
+                        e(ed.insert_after(
+                            i,
+                            &[Insn::new(sh.dup()), local(op::ILOAD, t_lk), p, c],
+                            sh.size() + 2,
+                        ))?;
+                    }
                     _ => {
-                        let kind = SiteKind::StaticWrite {
-                            owner,
-                            name: fname,
-                            desc: fdesc,
-                        };
-                        let [p, c] = mcx.hook(kind, bci, hook_name("sw", sh))?;
-                        e(ed.insert_before(i, &[Insn::new(sh.dup()), p, c], sh.size() + 1))?;
+                        let c = mcx.call(hook_name("sw", sh))?;
+                        let mut seq = Vec::new();
+                        if locked {
+                            seq.extend([p.clone(), mcx.call("lks")?, local(op::ISTORE, t_lk)]);
+                        }
+                        seq.extend([Insn::new(sh.dup()), p, c]);
+                        e(ed.insert_before(i, &seq, sh.size() + 1))?;
+                        if locked {
+                            let ul = mcx.call("ul")?;
+                            e(ed.insert_after(i, &[local(op::ILOAD, t_lk), ul], 1))?;
+                        }
                     }
                 }
             }
-            0x2e..=0x35 if !sync_only => {
+            op::INVOKEVIRTUAL if ordered.contains_key(&i) => {
+                // An ordered Unsafe access: the wrapper of U does it under the stripe lock
+                // and records it (the site is pushed after the arguments).
+                let Some(m) = ordered.get(&i) else { continue };
+                let s = mcx.site(
+                    SiteKind::Ordered {
+                        owner: m.owner.to_string(),
+                        name: m.name.clone(),
+                        desc: m.desc.clone(),
+                    },
+                    bci,
+                );
+                let p = mcx.push(s)?;
+                let w = mcx.call_wrapper(&m.name, &m.wrapper_desc())?;
+                e(ed.insert_before(i, &[p], 1))?;
+                e(ed.replace(i, w))?;
+            }
+            0x2e..=0x35 if !sync_only && !jdk => {
                 let Some((elem, sh)) = array_elem(opc) else {
                     continue;
                 };
@@ -908,7 +1129,7 @@ fn instrument_method(
                     sh.size() + 3,
                 ))?;
             }
-            0x4f..=0x56 if !sync_only => {
+            0x4f..=0x56 if !sync_only && !jdk => {
                 let Some((elem, sh)) = array_elem(opc) else {
                     continue;
                 };
@@ -936,7 +1157,7 @@ fn instrument_method(
                 let [p, c] = mcx.hook(SiteKind::MonitorExit, bci, "mexit")?;
                 e(ed.insert_before(i, &[Insn::new(op::DUP), p, c], 2))?;
             }
-            op::INVOKESTATIC if opts.calls && !sync_only && is_arraycopy(mcx.cf, ins) => {
+            op::INVOKESTATIC if opts.calls && !sync_only && !jdk && is_arraycopy(mcx.cf, ins) => {
                 // Stack: src, srcPos, dst, dstPos, length. Save, pass copies, restore.
                 let (src, sp, dst, dp, n) =
                     (t_args, t_args + 1, t_args + 2, t_args + 3, t_args + 4);
@@ -1035,10 +1256,14 @@ fn instrument_method(
                 e(ed.insert_after(i, &[push, exit], 1))?;
             }
             op::INVOKEVIRTUAL | op::INVOKEINTERFACE | op::INVOKESPECIAL if opts.calls => {
-                let Some(((owner, mname, mdesc), shapes)) = modelled(mcx.cf, ins) else {
+                let Some(((owner, mname, mdesc), shapes)) = modelled(mcx.cf, ins, jdk) else {
                     continue;
                 };
                 let ret_z = mdesc.ends_with(")Z");
+                let ret_a = mdesc
+                    .rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.starts_with('L') || r.starts_with('['));
                 let kind = SiteKind::Call {
                     owner,
                     name: mname,
@@ -1047,7 +1272,13 @@ fn instrument_method(
                 let s = mcx.site(kind, bci);
                 let push = mcx.push(s)?;
                 let before = mcx.call("before")?;
-                let after = mcx.call(if ret_z { "afterZ" } else { "after" })?;
+                let after = mcx.call(if ret_z {
+                    "afterZ"
+                } else if ret_a {
+                    "afterA"
+                } else {
+                    "after"
+                })?;
                 let mut slots = Vec::with_capacity(shapes.len());
                 let mut k = t_args;
                 for sh in &shapes {
@@ -1070,7 +1301,7 @@ fn instrument_method(
                 }
                 e(ed.insert_before(i, &seq, 2))?;
                 let mut aft = Vec::with_capacity(4);
-                if ret_z {
+                if ret_z || ret_a {
                     aft.push(Insn::new(op::DUP));
                 }
                 aft.extend([local(op::ALOAD, t_obj), push, after]);
@@ -1078,6 +1309,7 @@ fn instrument_method(
             }
             _ if opts.branches
                 && !sync_only
+                && !jdk
                 && (ins.is_conditional_branch()
                     || opc == op::TABLESWITCH
                     || opc == op::LOOKUPSWITCH) =>
@@ -1090,12 +1322,16 @@ fn instrument_method(
                     let [p, c] = mcx.hook(SiteKind::Task, bci, "texit")?;
                     e(ed.insert_before(i, &[Insn::new(op::ALOAD_0), p, c], 2))?;
                 }
-                if sync {
+                if quiet {
+                    let seq = mcx.hook(SiteKind::Quiet, bci, "qexit")?;
+                    e(ed.insert_before(i, &seq, 1))?;
+                }
+                if sync && !opts.quiet_only {
                     let [p, c] = mcx.hook(SiteKind::SyncMethod { is_static }, bci, "sexit")?;
                     let mo = monitor();
                     e(ed.insert_before(i, &[mo, p, c], 2))?;
                 }
-                if is_clinit {
+                if is_clinit && !jdk {
                     let seq = mcx.hook(SiteKind::ClassInit, bci, "clinit")?;
                     e(ed.insert_before(i, &seq, 1))?;
                 }
@@ -1107,7 +1343,7 @@ fn instrument_method(
     // "determines that it has been interrupted" (JLS 17.4.4), which orders it after the
     // interrupt(). The hook gets the exception (`before(exc, site)`; the runtime checks
     // its class).
-    if opts.calls && !sync_only {
+    if opts.calls && !sync_only && !jdk {
         let mut handlers: Vec<u16> = exception_table
             .iter()
             .filter(|x| {
@@ -1145,8 +1381,12 @@ fn instrument_method(
         let [p, c] = mcx.hook(SiteKind::BarrierUnwind, 0, "bpunwind")?;
         catch_all.extend([local(op::ILOAD, tok), p, c]);
     }
-    if sync {
+    if sync && !opts.quiet_only {
         let seq = mcx.hook(SiteKind::SyncMethod { is_static }, 0, "sthrow")?;
+        catch_all.extend(seq);
+    }
+    if quiet {
+        let seq = mcx.hook(SiteKind::Quiet, 0, "qexit")?;
         catch_all.extend(seq);
     }
     if !catch_all.is_empty() {
@@ -1261,7 +1501,9 @@ fn bp_call(cf: &ClassFile, ctx: &Ctx, bp: &Barrier, ins: &Insn) -> BpDecision {
     }
     let is_static = ins.op == op::INVOKESTATIC;
     let is_init = name == "<init>";
-    if (!is_static && !is_init && modelled_call(&owner, &name, &desc)) || is_arraycopy(cf, ins) {
+    if (!is_static && !is_init && crate::sites::modelled_by_owner(&owner, &name, &desc))
+        || is_arraycopy(cf, ins)
+    {
         return BpDecision::No;
     }
     let pure = matches!(
@@ -1299,6 +1541,28 @@ fn bp_call(cf: &ClassFile, ctx: &Ctx, bp: &Barrier, ins: &Insn) -> BpDecision {
 
 type MemberRef = (String, String, String);
 
+/// The ordered `Unsafe` access an `invokevirtual` calls, if it is one.
+fn ordered_unsafe(cf: &ClassFile, ins: &Insn) -> Option<crate::unsafe_ops::Method> {
+    if ins.op != op::INVOKEVIRTUAL {
+        return None;
+    }
+    let Arg::Cp(i) = ins.arg else { return None };
+    let cp = &cf.constant_pool;
+    let c = match cp.get(i)? {
+        Constant::Methodref(c, _) => *c,
+        _ => return None,
+    };
+    let owner = match cp.get(c)? {
+        Constant::Class(n) => cp.utf8_bytes(*n)?,
+        _ => return None,
+    };
+    if owner != crate::unsafe_ops::MISC.as_bytes() && owner != crate::unsafe_ops::SUN.as_bytes() {
+        return None;
+    }
+    let (owner, name, desc) = cp.member_ref(i)?;
+    crate::unsafe_ops::lookup(&owner, &name, &desc)
+}
+
 /// `invokestatic java/lang/System.arraycopy`.
 fn is_arraycopy(cf: &ClassFile, ins: &Insn) -> bool {
     if ins.op != op::INVOKESTATIC {
@@ -1312,8 +1576,10 @@ fn is_arraycopy(cf: &ClassFile, ins: &Insn) -> bool {
     })
 }
 
-/// The member and argument shapes of a call that gets `before`/`after` hooks.
-fn modelled(cf: &ClassFile, ins: &Insn) -> Option<(MemberRef, Vec<Shape>)> {
+/// The member and argument shapes of a call that gets `before`/`after` hooks (in a JDK
+/// class, [`Options::jdk`]: only `wait`, `notify`, `notifyAll`, `start` and `join`: a
+/// pool's threads are forked by the pool).
+fn modelled(cf: &ClassFile, ins: &Insn, jdk: bool) -> Option<(MemberRef, Vec<Shape>)> {
     let idx = match (ins.op, &ins.arg) {
         (op::INVOKEVIRTUAL | op::INVOKESPECIAL, Arg::Cp(i)) => *i,
         (op::INVOKEINTERFACE, Arg::InvokeInterface { index, .. }) => *index,
@@ -1348,6 +1614,9 @@ fn modelled(cf: &ClassFile, ins: &Insn) -> Option<(MemberRef, Vec<Shape>)> {
     }
     let (owner, name, desc) = cp.member_ref(idx)?;
     if !modelled_call(&owner, &name, &desc) {
+        return None;
+    }
+    if jdk && !crate::sites::is_thread_sync(&name, &desc) {
         return None;
     }
     let (shapes, _) = params(&desc)?;

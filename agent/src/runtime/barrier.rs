@@ -713,7 +713,7 @@ impl Cx<'_> {
 
 pub(super) unsafe extern "C" fn bp_enter0(env: Env, _: jclass, tok: jint, site: jint) -> jint {
     let mut r = tok;
-    hook(env, |cx| r = cx.bp_enter(tok, &[], site));
+    hook(env, site, |cx| r = cx.bp_enter(tok, &[], site));
     r
 }
 pub(super) unsafe extern "C" fn bp_enter1(
@@ -724,7 +724,7 @@ pub(super) unsafe extern "C" fn bp_enter1(
     site: jint,
 ) -> jint {
     let mut r = tok;
-    hook(env, |cx| r = cx.bp_enter(tok, &[a], site));
+    hook(env, site, |cx| r = cx.bp_enter(tok, &[a], site));
     r
 }
 pub(super) unsafe extern "C" fn bp_enter2(
@@ -736,7 +736,7 @@ pub(super) unsafe extern "C" fn bp_enter2(
     site: jint,
 ) -> jint {
     let mut r = tok;
-    hook(env, |cx| r = cx.bp_enter(tok, &[a, b], site));
+    hook(env, site, |cx| r = cx.bp_enter(tok, &[a, b], site));
     r
 }
 pub(super) unsafe extern "C" fn bp_enter3(
@@ -749,7 +749,7 @@ pub(super) unsafe extern "C" fn bp_enter3(
     site: jint,
 ) -> jint {
     let mut r = tok;
-    hook(env, |cx| r = cx.bp_enter(tok, &[a, b, c], site));
+    hook(env, site, |cx| r = cx.bp_enter(tok, &[a, b, c], site));
     r
 }
 pub(super) unsafe extern "C" fn bp_enter_n(
@@ -760,7 +760,7 @@ pub(super) unsafe extern "C" fn bp_enter_n(
     site: jint,
 ) -> jint {
     let mut r = tok;
-    hook(env, |cx| {
+    hook(env, site, |cx| {
         let n = if roots.is_null() {
             0
         } else {
@@ -779,8 +779,8 @@ pub(super) unsafe extern "C" fn bp_enter_n(
     r
 }
 pub(super) unsafe extern "C" fn bp_exit(env: Env, _: jclass, site: jint) {
-    hook(env, |cx| cx.bp_exit(site));
+    hook(env, site, |cx| cx.bp_exit(site));
 }
 pub(super) unsafe extern "C" fn bp_unwind(env: Env, _: jclass, tok: jint, site: jint) {
-    hook(env, |cx| cx.bp_unwind(tok, site));
+    hook(env, site, |cx| cx.bp_unwind(tok, site));
 }

@@ -10,9 +10,138 @@ package jrace.rt;
  * instruments; the site names the location (class, method, file:line, bci) and, for
  * accesses and calls, the member (see agent/src/sites.rs). Value-carrying hooks come in
  * five shapes: I (int, and boolean/byte/char/short widened), J, F, D, A (references).
+ *
+ * The only Java code here orders the synchronizing accesses (volatile fields and the
+ * wrapped Unsafe operations of U): each runs under a stripe lock of its object, taken
+ * before the access and released after it was recorded, so that the trace orders the
+ * accesses to one variable exactly as they happened. It uses nothing but Unsafe and
+ * intrinsics, which no instrumented code runs.
  */
 public final class R {
     private R() {}
+
+    /** Set on first use: R's initialization may not run code of classes it could be
+     *  called from (a test instruments java.base itself, Unsafe included). */
+    private static jdk.internal.misc.Unsafe UN;
+    private static final int STRIPE_BITS = 12;
+    /** One lock word per 64-byte line: 0 = free, else the holder's token. */
+    private static final int[] LOCKS = new int[(1 << STRIPE_BITS) * 16];
+
+    private static jdk.internal.misc.Unsafe un() {
+        jdk.internal.misc.Unsafe u = UN;
+        if (u == null) {
+            u = jdk.internal.misc.Unsafe.getUnsafe();
+            UN = u;
+        }
+        return u;
+    }
+
+    private static long slot(int s) {
+        return un().arrayBaseOffset(int[].class) + ((long) s << 6);
+    }
+    /**
+     * Per site: 0 not resolved yet, 1 nothing to order (a plain or final field), 2 a
+     * volatile field. The agent replaces the array as sites are added (see resolve).
+     */
+    static byte[] FLAGS = new byte[0];
+    /** False while replaying (the schedule orders threads; no locks). */
+    static boolean EXACT = true;
+    /** Lock acquisitions given up because the holder kept the lock too long. */
+    static int gaveUp;
+
+    /** Resolves a field site: 1 or 2 as in FLAGS (0 when its class is not known yet). */
+    static native int resolve(int site);
+
+    /**
+     * Before a field access that may be volatile (site resolved at first use): the
+     * stripe taken, or -1 when the field is not volatile (or nothing can be locked).
+     */
+    public static int lk(Object o, int site) {
+        byte[] f = FLAGS;
+        int k = site < f.length ? f[site] : 0;
+        if (k == 0) {
+            k = resolve(site);
+        }
+        return k == 2 ? lock(o) : -1;
+    }
+
+    /** lk for a static field: all statics share stripe 0. */
+    public static int lks(int site) {
+        byte[] f = FLAGS;
+        int k = site < f.length ? f[site] : 0;
+        if (k == 0) {
+            k = resolve(site);
+        }
+        return k == 2 && EXACT ? take(0) : -1;
+    }
+
+    /** The stripe lock of object o (class objects: the statics' stripe), or -1. */
+    public static int lock(Object o) {
+        if (o == null || !EXACT) {
+            return -1;
+        }
+        int s = (o instanceof Class) ? 0 : (System.identityHashCode(o) * 0x9E3779B1) >>> (32 - STRIPE_BITS);
+        return take(s);
+    }
+
+    private static int take(int s) {
+        jdk.internal.misc.Unsafe un = un();
+        long a = slot(s);
+        int me = System.identityHashCode(Thread.currentThread()) | 1;
+        for (int i = 0; ; i++) {
+            int v = un.getIntVolatile(LOCKS, a);
+            if (v == 0) {
+                if (un.compareAndSetInt(LOCKS, a, 0, me)) {
+                    return s;
+                }
+            } else if (v == me) {
+                return -1; // held by this thread, further out: the outer access orders
+            }
+            if (i < 200) {
+                Thread.onSpinWait();
+            } else if (i < 200_000) {
+                Thread.yield();
+            } else {
+                gaveUp++;
+                return -1;
+            }
+        }
+    }
+
+    /** Releases a stripe taken by lk/lks/lock (nothing for -1). */
+    public static void ul(int s) {
+        if (s >= 0) {
+            un().putIntRelease(LOCKS, slot(s), 0);
+        }
+    }
+
+    // Reads of fields that may be volatile: record, then release the stripe lk took.
+    public static void rdIL(int v, Object o, int k, int site) { try { rdI(v, o, site); } finally { ul(k); } }
+    public static void rdJL(long v, Object o, int k, int site) { try { rdJ(v, o, site); } finally { ul(k); } }
+    public static void rdFL(float v, Object o, int k, int site) { try { rdF(v, o, site); } finally { ul(k); } }
+    public static void rdDL(double v, Object o, int k, int site) { try { rdD(v, o, site); } finally { ul(k); } }
+    public static void rdAL(Object v, Object o, int k, int site) { try { rdA(v, o, site); } finally { ul(k); } }
+    public static void srIL(int v, int k, int site) { try { srI(v, site); } finally { ul(k); } }
+    public static void srJL(long v, int k, int site) { try { srJ(v, site); } finally { ul(k); } }
+    public static void srFL(float v, int k, int site) { try { srF(v, site); } finally { ul(k); } }
+    public static void srDL(double v, int k, int site) { try { srD(v, site); } finally { ul(k); } }
+    public static void srAL(Object v, int k, int site) { try { srA(v, site); } finally { ul(k); } }
+
+    // The wrapped Unsafe operations of U: what they read (r) and wrote (w) at (o, off),
+    // values as longs (see agent/src/unsafe_ops.rs), references as objects.
+    static native void uR(Object o, long off, long v, int site);
+    static native void uW(Object o, long off, long v, int site);
+    static native void uRW(Object o, long off, long r, long w, int site);
+    static native void uRA(Object o, long off, Object v, int site);
+    static native void uWA(Object o, long off, Object v, int site);
+    static native void uRWA(Object o, long off, Object r, Object w, int site);
+
+    // For the agent, to map an Unsafe offset to its field (called through JNI).
+    static long fieldOffset(java.lang.reflect.Field f, boolean isStatic) {
+        return isStatic ? un().staticFieldOffset(f) : un().objectFieldOffset(f);
+    }
+    static long arrayBase(Class<?> c) { return un().arrayBaseOffset(c); }
+    static int arrayScale(Class<?> c) { return un().arrayIndexScale(c); }
 
     // Instance fields: rd* after getfield (value, receiver), wr* before putfield.
     public static native void rdI(int v, Object o, int site);
@@ -61,10 +190,38 @@ public final class R {
 
     // Calls the recorder models (site = the call site, naming owner/name/descriptor).
     // before(receiver) runs before the call, after(receiver) when it returns normally;
-    // afterZ also passes a boolean result (tryLock, offer, compareAndSet, ...).
-    public static native void before(Object recv, int site);
-    public static native void after(Object recv, int site);
-    public static native void afterZ(boolean result, Object recv, int site);
+    // afterZ also passes a boolean result (tryLock, offer, contains, ...), afterA a
+    // reference result (poll, get, iterator, ...). A site whose call cannot reach a
+    // modelled class (a method of the program named like one, flag 1) costs a test.
+    public static void before(Object recv, int site) {
+        if (flag(site) != 1) {
+            before0(recv, site);
+        }
+    }
+    public static void after(Object recv, int site) {
+        if (flag(site) != 1) {
+            after0(recv, site);
+        }
+    }
+    public static void afterZ(boolean result, Object recv, int site) {
+        if (flag(site) != 1) {
+            afterZ0(result, recv, site);
+        }
+    }
+    public static void afterA(Object result, Object recv, int site) {
+        if (flag(site) != 1) {
+            afterA0(result, recv, site);
+        }
+    }
+    private static int flag(int site) {
+        byte[] f = FLAGS;
+        int k = site < f.length ? f[site] : 0;
+        return k != 0 ? k : resolve(site);
+    }
+    static native void before0(Object recv, int site);
+    static native void after0(Object recv, int site);
+    static native void afterZ0(boolean result, Object recv, int site);
+    static native void afterA0(Object result, Object recv, int site);
 
     // Method boundaries of run()/call() of instrumented classes (executor tasks):
     // tenter(this) at entry, texit(this) before each return.
@@ -87,6 +244,11 @@ public final class R {
     public static native int bpenterN(int tok, Object[] roots, int site);
     public static native void bpexit(int site);
     public static native void bpunwind(int tok, int site);
+
+    // Entry and exits of a JDK method whose synchronization is the JVM's business
+    // (class loading, invokedynamic linkage): the JDK's events inside are not recorded.
+    public static native void qenter(int site);
+    public static native void qexit(int site);
 
     // Conditional jumps and switches.
     public static native void br(int site);

@@ -77,6 +77,23 @@ public final class R {
     public static void wrD(Object o, double v, int site) { ev("wrD", site, ref(o) + " " + v); }
     public static void wrA(Object o, Object v, int site) { ev("wrA", site, ref(o) + " " + ref(v)); }
 
+    // The stripe locks of possibly volatile fields: nothing to lock here; the reads log as
+    // their plain hooks do.
+    public static int lk(Object o, int site) { return -1; }
+    public static int lks(int site) { return -1; }
+    public static int lock(Object o) { return -1; }
+    public static void ul(int s) {}
+    public static void rdIL(int v, Object o, int k, int site) { rdI(v, o, site); }
+    public static void rdJL(long v, Object o, int k, int site) { rdJ(v, o, site); }
+    public static void rdFL(float v, Object o, int k, int site) { rdF(v, o, site); }
+    public static void rdDL(double v, Object o, int k, int site) { rdD(v, o, site); }
+    public static void rdAL(Object v, Object o, int k, int site) { rdA(v, o, site); }
+    public static void srIL(int v, int k, int site) { srI(v, site); }
+    public static void srJL(long v, int k, int site) { srJ(v, site); }
+    public static void srFL(float v, int k, int site) { srF(v, site); }
+    public static void srDL(double v, int k, int site) { srD(v, site); }
+    public static void srAL(Object v, int k, int site) { srA(v, site); }
+
     public static void srI(int v, int site) { ev("srI", site, "" + v); }
     public static void srJ(long v, int site) { ev("srJ", site, "" + v); }
     public static void srF(float v, int site) { ev("srF", site, "" + v); }
@@ -108,6 +125,7 @@ public final class R {
     public static void before(Object recv, int site) { ev("before", site, ref(recv)); }
     public static void after(Object recv, int site) { ev("after", site, ref(recv)); }
     public static void afterZ(boolean result, Object recv, int site) { ev("afterZ", site, result + " " + ref(recv)); }
+    public static void afterA(Object result, Object recv, int site) { ev("afterA", site, ref(result) + " " + ref(recv)); }
 
     public static void tenter(Object self, int site) { ev("tenter", site, ref(self)); }
     public static void texit(Object self, int site) { ev("texit", site, ref(self)); }
@@ -140,6 +158,8 @@ public final class R {
         ev("bpunwind", site, "closed=" + closed);
     }
 
+    public static void qenter(int site) { ev("qenter", site, ""); }
+    public static void qexit(int site) { ev("qexit", site, ""); }
     public static void br(int site) { ev("br", site, ""); }
     public static void clinit(int site) { ev("clinit", site, ""); }
 }

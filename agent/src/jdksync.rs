@@ -1,0 +1,67 @@
+//! The JDK's own synchronization, recorded where the JDK performs it.
+//!
+//! Models of single API calls cannot keep up with the JDK: every subclass, wrapper,
+//! executor path and completion mechanism reaches the same few synchronizing operations
+//! through another route. So the classes that implement `java.util.concurrent` and its
+//! relatives are instrumented for their synchronization only ([`crate::instrument`]'s
+//! JDK mode), whatever calls them: their volatile field accesses and ordered `Unsafe`
+//! operations (every atomic, `VarHandle` and field updater ends in one, see
+//! [`crate::unsafe_ops`]) in the order they happened, with their values; their monitors
+//! (an acquire, and a volatile read of the monitor that its exits write, so that the
+//! JDK's critical sections keep their order); their `wait`/`notify`. None of their plain
+//! accesses, branches or calls is recorded. This orders whatever the program hands over
+//! through them, and the program's own calls keep their models on top
+//! ([`crate::runtime`]): locks as acquire/release (so that critical sections can be
+//! reordered), failed operations as nothing.
+//!
+//! The classes loaded before the recorder was ready (`ConcurrentHashMap`, `AtomicInteger`
+//! and a few more, by the JVM's start-up) are retransformed when it is.
+
+/// Whether a class (internal name) is instrumented in JDK mode.
+pub fn is_jdk_sync_class(name: &str) -> bool {
+    // java.util.concurrent: atomics, locks, queues, maps, executors, fork/join,
+    // CompletableFuture. VarHandle's implementation classes: a VarHandle access anywhere
+    // ends in their Unsafe calls. sun.nio.ch: asynchronous channels hand their results to
+    // handlers through monitors and j.u.c.
+    // The synchronized collections: their monitors, which the program's calls on them
+    // pair with an access to the backing collection's state (runtime/models.rs).
+    name.starts_with("java/util/concurrent/")
+        || name.starts_with("java/lang/invoke/VarHandle")
+        || name.starts_with("sun/nio/ch/")
+        || name.starts_with("java/util/Collections$Synchronized")
+        || matches!(
+            name,
+            "java/util/Vector" | "java/util/Stack" | "java/util/Hashtable"
+        )
+}
+
+/// JDK methods whose synchronization is the JVM's business, not the program's: class
+/// loading and definition (the loaders' `ConcurrentHashMap`s), the linkage of
+/// `invokedynamic` and method handle constants, `MethodType` interning and a
+/// `VarHandle`'s first use of an access mode (`java.lang.invoke`'s global caches), and a
+/// thread's first `ThreadLocalRandom` (a global seed). Two threads that load classes or
+/// link lambdas would otherwise be ordered through them, hiding races between what they
+/// do before and after. While one of these runs, the JDK's events are not recorded
+/// (the program's own code, a class loader of the program say, still is).
+pub fn quiet_method(class: &str, name: &str) -> bool {
+    match class {
+        "java/lang/ClassLoader" => name == "loadClass" || name.starts_with("defineClass"),
+        "java/lang/invoke/MethodHandleNatives" => {
+            name.starts_with("link") || name == "findMethodHandleType"
+        }
+        "java/lang/invoke/MethodType" => name == "makeImpl",
+        "java/lang/invoke/VarHandle" => name == "getMethodHandleUncached",
+        "java/util/concurrent/ThreadLocalRandom" => name == "localInit",
+        _ => false,
+    }
+}
+
+/// Classes with [`quiet_method`]s that are not instrumented otherwise.
+pub fn quiet_only_class(class: &str) -> bool {
+    matches!(
+        class,
+        "java/lang/ClassLoader"
+            | "java/lang/invoke/MethodHandleNatives"
+            | "java/lang/invoke/MethodType"
+    )
+}

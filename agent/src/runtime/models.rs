@@ -1,0 +1,553 @@
+//! The program's calls into `java.util`, as the recorder models them: by the receiver's
+//! class at run time (its first JDK ancestor for a class of the program), so that
+//! subclasses and wrappers are covered wherever the call is made.
+//!
+//! | receiver | model |
+//! |---|---|
+//! | `ReentrantLock`, the read and write locks of a `ReentrantReadWriteLock`, their `Condition`s | acquire/release, wait/wake, notify (the lock being the lock's `sync`); the JDK's own events inside the call are dropped, so that the detectors may reorder critical sections; a `tryLock` that fails is nothing |
+//! | any other `java.util.concurrent` class (queues, maps, latches, semaphores, barriers, executors, futures, ...) | the JDK's own events inside the call ([`crate::jdksync`]), written when the call succeeded and dropped when it failed ([`failed`]): a failed operation orders nothing |
+//! | atomics | nothing more: their operations are recorded where they happen ([`super::ordered`]) |
+//! | the JDK's mutable collections (`ArrayList`, `HashMap`, ...) | a read or a write of `<collection>.$state` ([`lib_op`]) |
+//! | their views and iterators, `Collections.unmodifiable*`/`checked*` wrappers | the same, of the collection they belong to ([`Cx::state_owner`]) |
+//! | `Vector`, `Hashtable`, `Collections.synchronized*` | the same, inside the wrapper's monitor (the JDK's monitor, recorded where it is entered) |
+//!
+//! `Thread` calls (start, join, interrupt) are decided by the call itself (`CallOp`).
+
+use super::ordered::OpenMode;
+use super::*;
+
+/// What the recorder knows about a receiver's class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ClassModel {
+    None,
+    Thread,
+    ReentrantLock,
+    ReadLock,
+    WriteLock,
+    Condition,
+    /// `java.util.concurrent` (not a lock, not an atomic).
+    Concurrent,
+    /// A mutable `java.util` collection: calls read or write its `$state`.
+    Collection,
+    /// A `java.util` class that belongs to a collection (a view, an iterator, a wrapper):
+    /// calls read or write the state of the collection it belongs to, if any.
+    View,
+    /// `Vector`, `Hashtable`, `Collections.synchronized*`: the state of the backing
+    /// collection, accessed inside the JDK's monitor.
+    Synchronized,
+}
+
+/// What a call on a collection, view or wrapper touches ([`Cx::state_owner`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Owner {
+    None,
+    /// The `$state` of this collection.
+    State(u64),
+    /// A `java.util.concurrent` object: modelled like a call on it.
+    Concurrent,
+}
+
+/// When a modelled call's hook runs.
+#[derive(Clone, Copy)]
+pub(super) enum When {
+    Before,
+    /// After a normal return, with the result.
+    After(Ret),
+}
+
+/// What a call returned.
+#[derive(Clone, Copy)]
+pub(super) enum Ret {
+    Void,
+    Bool(bool),
+    /// A reference (null for a failed poll/get/...).
+    Ref(jobject),
+}
+
+/// How a library method acts on the state it touches, by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LibOp {
+    Lock,
+    TryLock,
+    Unlock,
+    Await,
+    Signal,
+    SignalAll,
+    /// Reads the receiver's state.
+    Read,
+    /// Writes it.
+    Write,
+}
+
+pub(super) fn lib_op(name: &str) -> LibOp {
+    match name {
+        "lock" | "lockInterruptibly" => LibOp::Lock,
+        "tryLock" => LibOp::TryLock,
+        "unlock" => LibOp::Unlock,
+        "await" | "awaitNanos" | "awaitUninterruptibly" | "awaitUntil" => LibOp::Await,
+        "signal" => LibOp::Signal,
+        "signalAll" => LibOp::SignalAll,
+        // Methods that modify a collection; every other method is taken as a read, so
+        // that a misclassified method can hide a race but never invent one.
+        "set"
+        | "add"
+        | "addAll"
+        | "addFirst"
+        | "addLast"
+        | "put"
+        | "putAll"
+        | "putIfAbsent"
+        | "remove"
+        | "removeAll"
+        | "removeIf"
+        | "retainAll"
+        | "clear"
+        | "offer"
+        | "offerFirst"
+        | "offerLast"
+        | "poll"
+        | "pollFirst"
+        | "pollLast"
+        | "pollFirstEntry"
+        | "pollLastEntry"
+        | "push"
+        | "pop"
+        | "sort"
+        | "replace"
+        | "replaceAll"
+        | "compute"
+        | "computeIfAbsent"
+        | "computeIfPresent"
+        | "merge"
+        | "removeFirst"
+        | "removeLast"
+        | "removeFirstOccurrence"
+        | "removeLastOccurrence"
+        | "trimToSize"
+        | "ensureCapacity"
+        | "flip"
+        | "and"
+        | "or"
+        | "xor"
+        | "andNot"
+        | "setSize"
+        | "insertElementAt"
+        | "removeElementAt"
+        | "addElement"
+        | "removeElement"
+        | "removeAllElements"
+        | "setElementAt"
+        | "removeRange" => LibOp::Write,
+        _ => LibOp::Read,
+    }
+}
+
+/// Whether a call (name, descriptor) that returned `ret` failed: it found nothing, changed
+/// nothing, or timed out, and so orders nothing (`poll()`/`peek()`/a map's `get(k)`
+/// returning null, `offer`, `remove(x)`, `contains`, `tryAcquire`, `await(timeout)`,
+/// `awaitTermination`, `isDone` returning false, `isEmpty` returning true). A future's
+/// `get()` returning null did not fail (the task's result is null).
+pub(super) fn failed(name: &str, desc: &str, ret: Ret) -> bool {
+    match ret {
+        Ret::Void => false,
+        Ret::Bool(b) => match name {
+            "isEmpty" => b,
+            // false is itself an observation (the element is there, or nothing to do).
+            "add" | "addAll" | "equals" | "addIfAbsent" | "addAllAbsent" => false,
+            _ => !b,
+        },
+        Ret::Ref(r) => {
+            // Lookups by key: a map's get(k), remove(k).
+            let by_key = desc == "(Ljava/lang/Object;)Ljava/lang/Object;";
+            r.is_null()
+                && (by_key && matches!(name, "get" | "remove")
+                    || matches!(
+                        name,
+                        "poll"
+                            | "pollFirst"
+                            | "pollLast"
+                            | "peek"
+                            | "peekFirst"
+                            | "peekLast"
+                            | "replace"
+                            | "computeIfPresent"
+                            | "firstEntry"
+                            | "lastEntry"
+                            | "pollFirstEntry"
+                            | "pollLastEntry"
+                            | "ceiling"
+                            | "floor"
+                            | "higher"
+                            | "lower"
+                            | "ceilingEntry"
+                            | "floorEntry"
+                            | "higherEntry"
+                            | "lowerEntry"
+                            | "ceilingKey"
+                            | "floorKey"
+                            | "higherKey"
+                            | "lowerKey"
+                    ))
+        }
+    }
+}
+
+/// The model of a JDK class, by its dotted name (the receiver's class, or its first JDK
+/// ancestor for a class of the program: `exact` is false then).
+fn model_of_jdk_class(name: &str, exact: bool) -> ClassModel {
+    if name.starts_with("java.util.concurrent.atomic.") {
+        return ClassModel::None;
+    }
+    // The accessors of a ReentrantReadWriteLock (readLock(), writeLock(), ...) synchronize
+    // nothing; its locks are modelled themselves.
+    if name == "java.util.concurrent.locks.ReentrantReadWriteLock" {
+        return ClassModel::None;
+    }
+    if name.starts_with("java.util.concurrent.") {
+        return ClassModel::Concurrent;
+    }
+    const SYNCHRONIZED: &[&str] = &["java.util.Vector", "java.util.Stack", "java.util.Hashtable"];
+    if SYNCHRONIZED.contains(&name) || name.starts_with("java.util.Collections$Synchronized") {
+        return ClassModel::Synchronized;
+    }
+    // Only the JDK's mutable, non-thread-safe collections have a `$state`: immutable ones
+    // (List.of, Collections.empty*) and thread-safe classes have none to race on.
+    const MUTABLE: &[&str] = &[
+        "java.util.ArrayList",
+        "java.util.LinkedList",
+        "java.util.HashMap",
+        "java.util.LinkedHashMap",
+        "java.util.TreeMap",
+        "java.util.IdentityHashMap",
+        "java.util.WeakHashMap",
+        "java.util.EnumMap",
+        "java.util.HashSet",
+        "java.util.LinkedHashSet",
+        "java.util.TreeSet",
+        "java.util.EnumSet",
+        "java.util.RegularEnumSet",
+        "java.util.JumboEnumSet",
+        "java.util.ArrayDeque",
+        "java.util.PriorityQueue",
+        "java.util.BitSet",
+    ];
+    if MUTABLE.contains(&name) {
+        return ClassModel::Collection;
+    }
+    // The JDK's own classes around collections (views, iterators, wrappers): whether one
+    // belongs to a collection is asked of the object (Cx::state_owner).
+    if exact && name.starts_with("java.util.") {
+        return ClassModel::View;
+    }
+    ClassModel::None
+}
+
+/// Fields through which a `java.util` view, iterator or wrapper reaches the collection it
+/// belongs to, tried in this order: an inner class's outer object, a sublist's root, a
+/// wrapper's map or collection.
+const OWNER_FIELDS: &[&str] = &["this$0", "root", "m", "c"];
+
+impl Cx<'_> {
+    /// The model of object `o`'s class (cached per class).
+    pub(super) unsafe fn model(&mut self, o: jobject) -> ClassModel {
+        let env = self.env;
+        let k = jni!(env, GetObjectClass, o);
+        let kid = self.obj(k);
+        if let Some(&m) = self.t.models.get(&kid) {
+            jni!(env, DeleteLocalRef, k);
+            return m;
+        }
+        let java = self.a.java.get().unwrap();
+        let is = |c: jclass| jni!(env, IsAssignableFrom, k, c) != 0;
+        let m = if is(java.thread_class) {
+            ClassModel::Thread
+        } else if is(java.reentrant_lock) {
+            ClassModel::ReentrantLock
+        } else if is(java.read_lock) {
+            ClassModel::ReadLock
+        } else if is(java.write_lock) {
+            ClassModel::WriteLock
+        } else if is(java.condition) {
+            ClassModel::Condition
+        } else {
+            match self.jdk_ancestor(k) {
+                Some((name, exact)) => model_of_jdk_class(&name, exact),
+                None => ClassModel::None,
+            }
+        };
+        jni!(env, DeleteLocalRef, k);
+        self.t.models.insert(kid, m);
+        m
+    }
+
+    /// The dotted name of class `k` or of its first ancestor in the JDK's packages, and
+    /// whether that is `k` itself.
+    unsafe fn jdk_ancestor(&mut self, k: jclass) -> Option<(String, bool)> {
+        let env = self.env;
+        let jv = self.a.jvmti;
+        let mut class = jni!(env, NewLocalRef, k) as jclass;
+        let mut exact = true;
+        while !class.is_null() {
+            let name = ordered::class_signature(jv, class).map(|s| signature_to_name(&s));
+            let is_jdk = name.as_deref().is_some_and(|n| {
+                ["java.", "javax.", "jdk.", "sun.", "com.sun."]
+                    .iter()
+                    .any(|p| n.starts_with(p))
+            });
+            if is_jdk {
+                jni!(env, DeleteLocalRef, class);
+                return name.map(|n| (n, exact));
+            }
+            let sup = jni!(env, GetSuperclass, class);
+            jni!(env, DeleteLocalRef, class);
+            class = sup;
+            exact = false;
+        }
+        None
+    }
+
+    unsafe fn object_field(&mut self, o: jobject, f: jfieldID) -> jobject {
+        if f.is_null() {
+            return std::ptr::null_mut();
+        }
+        jni!(self.env, GetObjectField, o, f)
+    }
+
+    /// The object whose identity stands for a `java.util.concurrent` lock: its `sync`.
+    unsafe fn lock_object(&mut self, o: jobject, m: ClassModel) -> jobject {
+        let java = self.a.java.get().unwrap();
+        let f = match m {
+            ClassModel::ReentrantLock => java.rl_sync,
+            ClassModel::ReadLock => java.read_lock_sync,
+            ClassModel::WriteLock => java.write_lock_sync,
+            ClassModel::Condition => java.condition_owner,
+            _ => return o,
+        };
+        let s = self.object_field(o, f);
+        if s.is_null() {
+            o
+        } else {
+            s
+        }
+    }
+
+    /// What a call on `o` touches: the `$state` of a collection (its id: `o` itself for a
+    /// mutable collection, `Vector` or `Hashtable`; for a view, an iterator or a wrapper,
+    /// the collection it belongs to, found through [`OWNER_FIELDS`]), or a
+    /// `java.util.concurrent` object (a view or wrapper of one: `Collections.newSetFromMap`
+    /// over a `ConcurrentHashMap`, a key set of one, ...).
+    pub(super) unsafe fn state_owner(&mut self, o: jobject) -> Owner {
+        let env = self.env;
+        let mut cur = jni!(env, NewLocalRef, o);
+        let mut found = Owner::None;
+        for _ in 0..8 {
+            if cur.is_null() {
+                break;
+            }
+            let m = self.model(cur);
+            if m == ClassModel::Concurrent {
+                found = Owner::Concurrent;
+                break;
+            }
+            let owns = m == ClassModel::Collection
+                || (m == ClassModel::Synchronized && self.owner_field(cur).is_none());
+            if owns {
+                found = Owner::State(self.obj(cur));
+                break;
+            }
+            if !matches!(m, ClassModel::View | ClassModel::Synchronized) {
+                break;
+            }
+            let Some(f) = self.owner_field(cur) else {
+                break;
+            };
+            let next = jni!(env, GetObjectField, cur, f);
+            jni!(env, DeleteLocalRef, cur);
+            cur = next;
+        }
+        if !cur.is_null() {
+            jni!(env, DeleteLocalRef, cur);
+        }
+        found
+    }
+
+    /// The field (declared by `o`'s class or a JDK super class) through which `o` reaches
+    /// the collection it belongs to (cached per class).
+    unsafe fn owner_field(&mut self, o: jobject) -> Option<jfieldID> {
+        let env = self.env;
+        let jv = self.a.jvmti;
+        let k = jni!(env, GetObjectClass, o);
+        let kid = self.obj(k);
+        if let Some(&f) = self.t.owner_fields.get(&kid) {
+            jni!(env, DeleteLocalRef, k);
+            return (f != 0).then_some(f as jfieldID);
+        }
+        let mut found: jfieldID = std::ptr::null_mut();
+        let mut class = jni!(env, NewLocalRef, k) as jclass;
+        'up: while !class.is_null() {
+            let mut n: jint = 0;
+            let mut fields: *mut jfieldID = std::ptr::null_mut();
+            if jvmti!(jv, GetClassFields, class, &mut n, &mut fields) == 0 && !fields.is_null() {
+                let fs = std::slice::from_raw_parts(fields, n.max(0) as usize).to_vec();
+                jvmti!(jv, Deallocate, fields as *mut u8);
+                for want in OWNER_FIELDS {
+                    for &f in &fs {
+                        let mut name: *mut c_char = std::ptr::null_mut();
+                        let mut sig: *mut c_char = std::ptr::null_mut();
+                        let mut mods: jint = 0;
+                        if jvmti!(
+                            jv,
+                            GetFieldName,
+                            class,
+                            f,
+                            &mut name,
+                            &mut sig,
+                            std::ptr::null_mut()
+                        ) != 0
+                        {
+                            continue;
+                        }
+                        let fname = CStr::from_ptr(name).to_string_lossy().into_owned();
+                        let fsig = CStr::from_ptr(sig).to_string_lossy().into_owned();
+                        jvmti!(jv, Deallocate, name as *mut u8);
+                        jvmti!(jv, Deallocate, sig as *mut u8);
+                        let _ = jvmti!(jv, GetFieldModifiers, class, f, &mut mods);
+                        if fname == *want && mods & 0x0008 == 0 && fsig.starts_with('L') {
+                            found = f;
+                            jni!(env, DeleteLocalRef, class);
+                            break 'up;
+                        }
+                    }
+                }
+            }
+            let sup = jni!(env, GetSuperclass, class);
+            jni!(env, DeleteLocalRef, class);
+            class = sup;
+            // Only the JDK's own classes are looked through.
+            let in_jdk = !class.is_null()
+                && ordered::class_signature(jv, class)
+                    .is_some_and(|s| s.starts_with("Ljava/util/"));
+            if !in_jdk {
+                if !class.is_null() {
+                    jni!(env, DeleteLocalRef, class);
+                }
+                break;
+            }
+        }
+        jni!(env, DeleteLocalRef, k);
+        self.t.owner_fields.insert(kid, found as usize);
+        (!found.is_null()).then_some(found)
+    }
+
+    /// A call of the program on a library object ([`CallOp::Library`]).
+    pub(super) unsafe fn library(&mut self, when: When, o: jobject, site: i32, loc: u32) {
+        let m = self.model(o);
+        let Some(e) = self.a.sites.get(site) else {
+            return;
+        };
+        let (name, desc): (&str, &str) = match &e.site.kind {
+            SiteKind::Call { name, desc, .. } => (name, desc),
+            _ => return,
+        };
+        let op = lib_op(name);
+        let before = matches!(when, When::Before);
+        // A view or wrapper of a java.util.concurrent object is modelled as a call on it.
+        let owner = match m {
+            ClassModel::Collection => Owner::State(self.obj(o)),
+            ClassModel::View | ClassModel::Synchronized => self.state_owner(o),
+            _ => Owner::None,
+        };
+        let m = if owner == Owner::Concurrent {
+            ClassModel::Concurrent
+        } else {
+            m
+        };
+        if let When::After(ret) = when {
+            // The call's own open call first: what it held back is written or dropped
+            // before anything the model adds.
+            let keep = m != ClassModel::Concurrent || !failed(name, desc, ret);
+            self.close_call(site, keep);
+        }
+        match m {
+            ClassModel::None | ClassModel::Thread => {}
+            ClassModel::ReentrantLock | ClassModel::WriteLock | ClassModel::ReadLock => {
+                let lo = self.lock_object(o, m);
+                let obj = self.obj(lo);
+                let read = m == ClassModel::ReadLock;
+                let acquired = match (op, when) {
+                    (LibOp::Lock, When::After(_)) => true,
+                    (LibOp::TryLock, When::After(Ret::Bool(ok))) => ok,
+                    _ => false,
+                };
+                if acquired {
+                    if read {
+                        // Readers share the lock: order them after the last write
+                        // unlock only.
+                        self.sync_var(obj, "$writer", loc, true, false);
+                    } else {
+                        self.acquire_obj(obj, lo, loc);
+                        self.sync_var(obj, "$readers", loc, true, false);
+                    }
+                } else if op == LibOp::Unlock && before {
+                    if read {
+                        self.sync_var(obj, "$readers", loc, true, true);
+                    } else if self.t.held.get(&obj).is_some_and(|c| c.0 == 1) {
+                        self.sync_var(obj, "$writer", loc, false, true);
+                        self.release_obj(obj, loc);
+                    } else {
+                        self.release_obj(obj, loc);
+                    }
+                }
+                if before {
+                    self.open_call(site, OpenMode::Drop);
+                }
+            }
+            ClassModel::Condition => {
+                let lo = self.lock_object(o, m);
+                let obj = self.obj(lo);
+                match (op, before) {
+                    (LibOp::Await, true) => {
+                        self.wait(obj, loc);
+                        crate::replay::awaiting(self.env, o); // replay
+                    }
+                    (LibOp::Await, false) => self.wake(obj, loc),
+                    (LibOp::Signal, true) => self.notify(obj, false, loc),
+                    (LibOp::SignalAll, true) => self.notify(obj, true, loc),
+                    _ => {}
+                }
+                if before {
+                    self.open_call(site, OpenMode::Drop);
+                }
+            }
+            ClassModel::Concurrent => {
+                if before {
+                    self.open_call(site, OpenMode::Hold);
+                }
+            }
+            ClassModel::Collection | ClassModel::View => {
+                if let Owner::State(owner) = owner {
+                    match (op, before) {
+                        (LibOp::Read, false) => self.plain_state(owner, loc, false),
+                        (LibOp::Write, true) => self.plain_state(owner, loc, true),
+                        _ => {}
+                    }
+                }
+            }
+            ClassModel::Synchronized => {
+                if before {
+                    let owner = match owner {
+                        Owner::State(x) => x,
+                        _ => 0,
+                    };
+                    self.open_call(
+                        site,
+                        OpenMode::Monitor {
+                            owner,
+                            write: op == LibOp::Write,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
