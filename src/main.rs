@@ -771,6 +771,14 @@ fn stats(path: &Path) -> Result<ExitCode> {
             src.reads_moved()
         );
     }
+    if src.jdk_reads_dropped() > 0 {
+        let _ = writeln!(
+            s,
+            "JDK reads dropped: {} (the JDK's own synchronization read a value whose writer was \
+             not recorded: a failed operation's, or class loading's)",
+            src.jdk_reads_dropped()
+        );
+    }
     if let Some(m) = recorded {
         let _ = writeln!(
             s,

@@ -1587,7 +1587,9 @@ impl Cx<'_> {
     }
 
     unsafe fn array(&mut self, write: bool, arr: jobject, idx: i32, site: i32, value: i64) {
-        let Some(e) = self.site(site) else { return };
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
         let Resolved::Array { static_id } = self.resolve(e) else {
             return;
         };
@@ -1598,6 +1600,14 @@ impl Cx<'_> {
         let v = self.var((obj | 1 << 63, idx as u32), static_id, |_| {
             format!("{obj}[{idx}]")
         });
+        if self.jdk {
+            // A JDK array store: recorded as a synchronizing write, so that an ordered read
+            // of the slot elsewhere has its writer (JDK code's plain reads are not).
+            if write {
+                self.emit(Kind::VWrite, v, e.loc, Some(value), true);
+            }
+            return;
+        }
         let kind = if write { Kind::Write } else { Kind::Read };
         self.stack_once(e, site);
         self.implicit_branch(obj, true, e.loc);
@@ -1764,7 +1774,7 @@ impl Cx<'_> {
             if first {
                 self.sync_var(obj, "$monitor", loc, true, false);
             }
-            self.monitor_entered_in_call(loc);
+            self.monitor_entered_in_call();
         }
     }
 

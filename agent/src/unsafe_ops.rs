@@ -8,11 +8,11 @@
 //! they happened and carries their values.
 //!
 //! This file is the one table of them: the instrumenter asks [`lookup`], and build.rs
-//! generates `jrace/rt/U.java` with [`java_source`]. The plain accesses of
-//! `jdk.internal.misc.Unsafe` (`getInt`, `putReference`, ...) are wrapped too and recorded
-//! as ordered ones (only the JDK uses that class, mixing plain and ordered accesses to
-//! one field); those of `sun.misc.Unsafe` are left alone, and so are the forms on raw
-//! addresses (no object).
+//! generates `jrace/rt/U.java` with [`java_source`]. The plain writes of
+//! `jdk.internal.misc.Unsafe` (`putInt`, `putReference`, ...) are wrapped too and recorded
+//! as ordered ones (only the JDK uses that class, and it mixes plain writes and ordered
+//! reads on one field); its plain reads and those of `sun.misc.Unsafe` are left alone,
+//! and so are the forms on raw addresses (no object).
 
 /// What a wrapped method does to the variable at `(o, offset)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,10 +170,11 @@ pub fn all() -> Vec<Method> {
     for ty in Ty::ALL {
         let t = ty.misc_name();
         let m = |name: String, op| Method::new(MISC, name, op, ty);
-        // Plain accesses too: the JDK mixes them with ordered ones on one field (AQS
+        // Plain writes too: the JDK mixes them with ordered accesses on one field (AQS
         // sets a node's `prev` plainly before publishing the node), and a read whose
-        // value no recorded write explains would cost mcm its races.
-        for s in ["", "Volatile", "Acquire", "Opaque"] {
+        // value no recorded write explains would cost mcm its races. (Plain reads order
+        // nothing and need no explaining: they are not recorded.)
+        for s in ["Volatile", "Acquire", "Opaque"] {
             v.push(m(format!("get{t}{s}"), Op::Get));
         }
         for s in ["", "Volatile", "Release", "Opaque"] {
@@ -358,7 +359,8 @@ mod tests {
         .is_some());
         assert!(lookup(SUN, "getAndAddLong", "(Ljava/lang/Object;JJ)J").is_some());
         // sun.misc's plain accesses, raw addresses, other classes: not wrapped.
-        assert!(lookup(MISC, "getInt", "(Ljava/lang/Object;J)I").is_some());
+        assert!(lookup(MISC, "putInt", "(Ljava/lang/Object;JI)V").is_some());
+        assert!(lookup(MISC, "getInt", "(Ljava/lang/Object;J)I").is_none());
         assert!(lookup(SUN, "getInt", "(Ljava/lang/Object;J)I").is_none());
         assert!(lookup(MISC, "getIntVolatile", "(J)I").is_none());
         assert!(lookup("java/lang/Foo", "getIntVolatile", "(Ljava/lang/Object;J)I").is_none());

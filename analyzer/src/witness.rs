@@ -113,33 +113,45 @@ pub fn model_for(detector: &str) -> Model {
 }
 
 /// A value as the value models compare them: `(0, v)` a recorded value `v`, `(1, i)` the
-/// unknown but fixed value written by event `i` (a write without a value), `(2, 0)` the
-/// initial value seen by a read without a value that observed no write.
+/// value written by event `i`, which no other write has (a write without a value, or a
+/// JDK write, [`jrace_trace::FLAG_JDK`]), `(2, 0)` the initial value seen by a read
+/// without a value that observed no write.
 pub type ValueKey = (u8, i64);
 
 /// The value key of every access (other events get `(2, 0)`): recorded values where the
-/// trace has them; for a write without one a token of its own, and for a read without one
-/// the key of the write it observed (DESIGN §3), or the initial-value token.
+/// trace has them; for a write without one, or a JDK write, a token of its own; for a read
+/// the key of the write it observed (DESIGN §3) when it has that write's value (or no
+/// value), else its own value; the initial-value token for a read without a value that
+/// observed no write.
 pub fn value_keys(events: &[Event]) -> Vec<ValueKey> {
     let mut last: HashMap<u32, ValueKey> = HashMap::new();
+    let mut last_value: HashMap<u32, Option<i64>> = HashMap::new();
     events
         .iter()
         .enumerate()
         .map(|(i, e)| match e.kind {
             Kind::Write | Kind::VWrite => {
-                let k = if e.has_value() {
+                // The JDK's own writes (and writes without values) are their own key: what
+                // a JDK read saw decides code the trace does not show, so it may only read
+                // from its recorded writer, never from another write of the same value.
+                let k = if e.has_value() && !e.is_jdk() {
                     (0, e.value)
                 } else {
                     (1, i as i64)
                 };
                 last.insert(e.target, k);
+                last_value.insert(e.target, e.has_value().then_some(e.value));
                 k
             }
             Kind::Read | Kind::VRead => {
-                if e.has_value() {
-                    (0, e.value)
-                } else {
-                    last.get(&e.target).copied().unwrap_or((2, 0))
+                let writer = last.get(&e.target).copied();
+                match writer {
+                    // Reads its writer's value: the writer's key (a JDK writer's own).
+                    Some(k) if !e.has_value() || last_value[&e.target] == Some(e.value) => k,
+                    // A value its writer did not write: its own value (unexplained reads).
+                    _ if e.has_value() => (0, e.value),
+                    Some(k) => k,
+                    None => (2, 0),
                 }
             }
             _ => (2, 0),

@@ -192,6 +192,13 @@ pub struct Suite {
 impl Suite {
     /// Records, analyzes and checks one program; returns the failed checks.
     pub fn check(&self, name: &str) -> Vec<Failure> {
+        self.check_runs(name, 1)
+    }
+
+    /// [`Suite::check`] with `runs` recordings of the program (its plain run and its
+    /// `-Xverify:all` check once): a failure of any recording is a failure, reported with
+    /// the number of recordings it showed in.
+    pub fn check_runs(&self, name: &str, runs: u32) -> Vec<Failure> {
         let src = self.src.join(format!("{name}.java"));
         let truth = Truth::parse_file(&src).unwrap_or_else(|e| panic!("bad truth: {e}"));
         assert!(
@@ -203,7 +210,80 @@ impl Suite {
             "{name}: a harness program has a NORACE line"
         );
         let dir = scratch(self.name, name);
-        let trace = dir.join("trace");
+        let mut fails = Vec::new();
+        let opts: &[&str] = if self.verify_in_recording {
+            &["-Xverify:all"]
+        } else {
+            &[]
+        };
+        let plain = java_plain(opts, &truth.main_class, &[]);
+        assert!(
+            plain.status.success(),
+            "{name} fails without the agent: {}",
+            text(&plain.stderr)
+        );
+        if !self.verify_in_recording {
+            // -Xverify:all with the agent, as a separate run.
+            let ver = record(
+                &dir.join("verify"),
+                &["-Xverify:all"],
+                &truth.main_class,
+                &[],
+            );
+            let verr = text(&ver.stderr);
+            if !ver.status.success() || verr.contains("VerifyError") || ver.stdout != plain.stdout {
+                fails.push(Failure {
+                    check: "VERIFY".into(),
+                    detector: None,
+                    detail: format!(
+                        "under -Xverify:all: status {:?}, stdout {:?}, stderr {verr}",
+                        ver.status.code(),
+                        text(&ver.stdout)
+                    ),
+                });
+            }
+        }
+        let mut seen: Vec<(Failure, u32)> = Vec::new();
+        for run in 0..runs {
+            let trace = if runs == 1 {
+                dir.join("trace")
+            } else {
+                dir.join(format!("trace-{run}"))
+            };
+            let these = self.record_and_judge(name, &truth, &trace, opts, &plain);
+            if these.is_empty() {
+                let _ = std::fs::remove_dir_all(&trace);
+            } else {
+                eprintln!("{name}: trace kept in {}", trace.display());
+            }
+            for f in these {
+                match seen.iter_mut().find(|(g, _)| g.key() == f.key()) {
+                    Some((_, n)) => *n += 1,
+                    None => seen.push((f, 1)),
+                }
+            }
+        }
+        for (mut f, n) in seen {
+            if runs > 1 {
+                f.detail = format!("{} (in {n} of {runs} recordings)", f.detail);
+            }
+            fails.push(f);
+        }
+        if fails.is_empty() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        fails
+    }
+
+    /// Records the program once into `trace`, analyzes it and judges the report.
+    fn record_and_judge(
+        &self,
+        name: &str,
+        truth: &Truth,
+        trace: &Path,
+        opts: &[&str],
+        plain: &Output,
+    ) -> Vec<Failure> {
         let mut fails = Vec::new();
         let mut fail_by = |check: &str, detector: Option<&str>, detail: String| {
             fails.push(Failure {
@@ -217,19 +297,8 @@ impl Suite {
                 fail_by($check, None, $detail)
             };
         }
+        let rec = record(trace, opts, &truth.main_class, &[]);
 
-        let opts: &[&str] = if self.verify_in_recording {
-            &["-Xverify:all"]
-        } else {
-            &[]
-        };
-        let plain = java_plain(opts, &truth.main_class, &[]);
-        assert!(
-            plain.status.success(),
-            "{name} fails without the agent: {}",
-            text(&plain.stderr)
-        );
-        let rec = record(&trace, opts, &truth.main_class, &[]);
         if rec.status.code() != plain.status.code()
             || rec.stdout != plain.stdout
             || rec.stderr != plain.stderr
@@ -253,40 +322,18 @@ impl Suite {
                 format!("jrace record exited with {:?}", rec.status.code())
             );
         }
-        if self.verify_in_recording {
-            if text(&rec.stderr).contains("VerifyError") {
-                fail!(
-                    "VERIFY",
-                    format!("under -Xverify:all: stderr {}", text(&rec.stderr))
-                );
-            }
-        } else {
-            // -Xverify:all with the agent, as a separate run.
-            let ver = record(
-                &dir.join("verify"),
-                &["-Xverify:all"],
-                &truth.main_class,
-                &[],
+        if self.verify_in_recording && text(&rec.stderr).contains("VerifyError") {
+            fail!(
+                "VERIFY",
+                format!("under -Xverify:all: stderr {}", text(&rec.stderr))
             );
-            let verr = text(&ver.stderr);
-            if !ver.status.success() || verr.contains("VerifyError") || ver.stdout != plain.stdout {
-                fail!(
-                    "VERIFY",
-                    format!(
-                        "under -Xverify:all: status {:?}, stdout {:?}, stderr {verr}",
-                        ver.status.code(),
-                        text(&ver.stdout)
-                    ),
-                );
-            }
         }
-
         let requested = if self.informative.is_empty() {
             self.detectors.to_string()
         } else {
             format!("{},{}", self.detectors, self.informative)
         };
-        let doc = match analyze(&trace, &requested) {
+        let doc = match analyze(trace, &requested) {
             Ok(d) => d,
             Err(e) => {
                 fail!("ANALYZE", e);
@@ -377,21 +424,21 @@ impl Suite {
                 }
             }
         }
-        if fails.is_empty() {
-            let _ = std::fs::remove_dir_all(&dir);
-        } else {
-            eprintln!("{name}: trace kept in {}", trace.display());
-        }
         fails
     }
 
     /// Runs one program, applies [`Suite::gaps`], and fails the test on any other failure.
     pub fn run(&self, name: &str, probe: &str) {
+        self.run_n(name, probe, 1)
+    }
+
+    /// [`Suite::run`] with `runs` recordings ([`Suite::check_runs`]).
+    pub fn run_n(&self, name: &str, probe: &str, runs: u32) {
         if !java_ready(probe) {
             return;
         }
         let t0 = Instant::now();
-        let fails = self.check(name);
+        let fails = self.check_runs(name, runs);
         let gaps: Vec<&str> = self
             .gaps
             .iter()

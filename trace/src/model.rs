@@ -141,6 +141,11 @@ pub const FLAG_VALUE: u8 = 1;
 /// [`crate::wellformed::Checker`]; detectors skip such events, since only the outermost
 /// acquisition of a re-entrant lock synchronizes.
 pub const FLAG_NESTED: u8 = 2;
+/// `Event::flags` bit: the event is the JDK's own synchronization (an agent trace's event
+/// at a location in a JDK class, [`is_jdk_class`]). Set by the binary trace reader. What
+/// such a read saw decides JDK code the trace does not show, so the value-based
+/// detectors keep its recorded writer, not only its value (`value_keys` in the analyzer).
+pub const FLAG_JDK: u8 = 4;
 
 /// One event. See [`Kind`] for what `target` and `value` mean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -175,6 +180,10 @@ impl Event {
     /// True for re-entrant inner acquires/releases that do not synchronize.
     pub fn is_nested(&self) -> bool {
         self.flags & FLAG_NESTED != 0
+    }
+    /// True for the JDK's own synchronization ([`FLAG_JDK`]).
+    pub fn is_jdk(&self) -> bool {
+        self.flags & FLAG_JDK != 0
     }
 }
 

@@ -20,6 +20,11 @@ pub trait EventSource {
     fn reads_moved(&self) -> u64 {
         0
     }
+    /// Reads of the JDK's own synchronization dropped because their writer was not
+    /// recorded (FORMAT.md §7: agent traces only).
+    fn jdk_reads_dropped(&self) -> u64 {
+        0
+    }
 }
 
 /// Opens a trace: a directory is an agent trace directory, anything else a `.std` file.

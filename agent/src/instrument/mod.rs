@@ -1129,7 +1129,9 @@ fn instrument_method(
                     sh.size() + 3,
                 ))?;
             }
-            0x4f..=0x56 if !sync_only && !jdk => {
+            // In a JDK class too: the JDK stores into an array plainly (under a lock) and
+            // reads it with an ordered access elsewhere (a fork/join queue's slots).
+            0x4f..=0x56 if !sync_only => {
                 let Some((elem, sh)) = array_elem(opc) else {
                     continue;
                 };

@@ -544,6 +544,7 @@ impl Cx<'_> {
                         OpenMode::Monitor {
                             owner,
                             write: op == LibOp::Write,
+                            loc,
                         },
                     );
                 }

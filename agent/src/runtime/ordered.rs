@@ -78,9 +78,10 @@ pub(super) enum OpenMode {
     /// Holds them back until the call returns.
     Hold,
     /// Writes them, and when the JDK enters a monitor, a read or write of the `$state` of
-    /// collection `owner` right after (a synchronized collection's operation, inside its
-    /// monitor); `owner` is 0 once written, or when there is none.
-    Monitor { owner: u64, write: bool },
+    /// collection `owner` right after, at the call's location `loc` (a synchronized
+    /// collection's operation, inside its monitor); `owner` is 0 once written, or when
+    /// there is none.
+    Monitor { owner: u64, write: bool, loc: u32 },
 }
 
 /// How the `Unsafe` offsets of one class (or of one class object's statics, or of an
@@ -132,15 +133,15 @@ impl Cx<'_> {
 
     /// Inside an open call of a synchronized collection, the JDK entered a monitor: the
     /// call's access to the collection's state happens now.
-    pub(super) fn monitor_entered_in_call(&mut self, loc: u32) {
+    pub(super) fn monitor_entered_in_call(&mut self) {
         let Some(c) = self.t.open_calls.last_mut() else {
             return;
         };
-        if let OpenMode::Monitor { owner, write } = &mut c.mode {
+        if let OpenMode::Monitor { owner, write, loc } = &mut c.mode {
             if *owner != 0 {
-                let (o, w) = (*owner, *write);
+                let (o, w, l) = (*owner, *write, *loc);
                 *owner = 0;
-                self.plain_state(o, loc, w);
+                self.plain_state(o, l, w);
             }
         }
     }

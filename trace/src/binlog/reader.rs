@@ -218,6 +218,8 @@ impl ThreadStream {
 pub struct TraceReader {
     dir: PathBuf,
     symbols: Symbols,
+    /// Per location: in a JDK class (its events get [`FLAG_JDK`]).
+    jdk_locs: Vec<bool>,
     limits: Limits,
     meta: BTreeMap<String, String>,
     streams: Vec<ThreadStream>,
@@ -234,6 +236,10 @@ pub struct TraceReader {
     /// Reachable sets recorded as roots, expanded at each `enter` (see [`super::heap`]).
     replay: Option<HeapReplay>,
     stale: StaleReads,
+    /// What each synchronizing variable holds after the events returned so far
+    /// ([`TraceReader::keep_sync`]), and the JDK reads dropped.
+    sync_values: rustc_hash::FxHashMap<u32, i64>,
+    jdk_reads_dropped: u64,
 }
 
 const NONE: usize = usize::MAX;
@@ -455,8 +461,14 @@ impl TraceReader {
         let symbols = tables.into_symbols(min_threads);
 
         let limits = Limits::new(&symbols);
+        let jdk_locs = symbols
+            .loc_detail
+            .iter()
+            .map(|d| d.as_ref().is_some_and(|d| d.in_jdk()))
+            .collect();
         let mut r = TraceReader {
             dir: dir.to_owned(),
+            jdk_locs,
             symbols,
             limits,
             meta,
@@ -470,6 +482,8 @@ impl TraceReader {
             last_stamp: 0,
             replay,
             stale: StaleReads::default(),
+            sync_values: Default::default(),
+            jdk_reads_dropped: 0,
         };
         r.stale.on = r.meta.get("recorder").map(String::as_str) == Some("jrace-agent");
         for t in threads {
@@ -534,6 +548,9 @@ impl TraceReader {
     #[inline(always)]
     fn emit(&mut self, i: usize, stamp: u64, mut e: Event) -> Result<Option<Event>, TraceError> {
         self.events += 1;
+        if self.jdk_locs.get(e.loc as usize) == Some(&true) {
+            e.flags |= FLAG_JDK;
+        }
         if e.kind == Kind::Enter {
             if let Some(h) = self.replay.as_mut().filter(|h| h.is_roots(e.value)) {
                 e.value = h.expand(stamp, e.value as u32, &mut self.symbols) as i64;
@@ -559,9 +576,81 @@ impl TraceReader {
     }
 }
 
+impl TraceReader {
+    /// Whether to return a synchronizing access (tracking what each synchronizing variable
+    /// holds): a read of the JDK's own synchronization ([`FLAG_JDK`]) whose value is not
+    /// what the variable holds is dropped. Its writer was not recorded (an operation of a
+    /// failed call, dropped since it orders nothing; code the JDK runs quietly, such as
+    /// class loading), and what it read only decided JDK code the trace does not show: it
+    /// can neither order nor constrain anything. (FORMAT.md §7.)
+    #[inline]
+    fn keep_sync(&mut self, e: &Event) -> bool {
+        match e.kind {
+            Kind::VWrite => {
+                if e.has_value() {
+                    self.sync_values.insert(e.target, e.value);
+                } else {
+                    self.sync_values.remove(&e.target);
+                }
+                true
+            }
+            Kind::VRead if e.has_value() => match self.sync_values.get(&e.target) {
+                Some(&v) if v != e.value && e.is_jdk() => {
+                    self.jdk_reads_dropped += 1;
+                    false
+                }
+                Some(_) => true,
+                None => {
+                    self.sync_values.insert(e.target, e.value);
+                    true
+                }
+            },
+            _ => true,
+        }
+    }
+}
+
 impl EventSource for TraceReader {
     #[inline]
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        loop {
+            match self.next_merged()? {
+                Some(e) if !self.keep_sync(&e) => continue,
+                r => return Ok(r),
+            }
+        }
+    }
+
+    fn symbols(&self) -> &Symbols {
+        &self.symbols
+    }
+
+    /// Plain reads returned before a write their stamp follows ([`StaleReads`]).
+    fn reads_moved(&self) -> u64 {
+        self.stale.moved
+    }
+
+    /// The JDK's reads dropped because their writer was not recorded
+    /// ([`TraceReader::keep_sync`]).
+    fn jdk_reads_dropped(&self) -> u64 {
+        self.jdk_reads_dropped
+    }
+
+    /// The `branches` metadata key when present (`1`/`0`), else whether a branch event
+    /// has been read so far.
+    fn has_branches(&self) -> bool {
+        match self.meta.get("branches").map(String::as_str) {
+            Some("1") | Some("true") => true,
+            Some(_) => false,
+            None => self.saw_branch,
+        }
+    }
+}
+
+impl TraceReader {
+    /// The next event of the merged streams.
+    #[inline]
+    fn next_merged(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
             let c = self.cur;
             if c == NONE {
@@ -627,25 +716,6 @@ impl EventSource for TraceReader {
                     return Err(e);
                 }
             }
-        }
-    }
-
-    fn symbols(&self) -> &Symbols {
-        &self.symbols
-    }
-
-    /// Plain reads returned before a write their stamp follows ([`StaleReads`]).
-    fn reads_moved(&self) -> u64 {
-        self.stale.moved
-    }
-
-    /// The `branches` metadata key when present (`1`/`0`), else whether a branch event
-    /// has been read so far.
-    fn has_branches(&self) -> bool {
-        match self.meta.get("branches").map(String::as_str) {
-            Some("1") | Some("true") => true,
-            Some(_) => false,
-            None => self.saw_branch,
         }
     }
 }

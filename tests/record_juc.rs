@@ -1,0 +1,70 @@
+//! `java.util.concurrent` as it really synchronizes (java-harness/src/juc/): one program
+//! per shape in which a detector could be misled by the JDK's synchronization (atomics
+//! spun on, subclasses and wrappers of concurrent classes, executors beyond the plain
+//! path, parallel streams, asynchronous I/O, collections shared without their lock,
+//! failed operations, locks held at a thread's end or at exit). Each is recorded many
+//! times, since what goes wrong here goes wrong in some schedules only: in every
+//! recording, no detector sound for every race (shb, m2, mcm, said, rdit) may report a
+//! race the truth does not list, and every listed race is found by the detectors it names
+//! (all of hb, shb, wcp, cp, m2 and mcm when it names none). The output of every recording
+//! is the program's own, and one run under `-Xverify:all` verifies.
+
+mod common;
+#[path = "common/harness.rs"]
+mod harness;
+#[path = "common/truth.rs"]
+mod truth;
+
+use harness::Suite;
+
+/// Recordings of each program.
+const RUNS: u32 = 20;
+
+const DETECTORS: &str = "hb,shb,wcp,cp,m2,mcm,said,rdit";
+
+fn suite() -> Suite {
+    Suite {
+        name: "juc",
+        src: common::root().join("java-harness/src/juc"),
+        detectors: DETECTORS,
+        informative: "",
+        verify_in_recording: false,
+        gaps: &[],
+        gaps_must_show: true,
+    }
+}
+
+macro_rules! programs {
+    ($($test:ident => $name:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                suite().run_n($name, "juc/AtomicSpin.class", RUNS);
+            }
+        )*
+        const PROGRAMS: &[&str] = &[$($name),*];
+    };
+}
+
+programs! {
+    atomics_spun_on_keep_their_order => "AtomicSpin",
+    subclasses_and_wrappers_of_concurrent_classes => "ConcurrentSubclasses",
+    executors_beyond_the_plain_path => "ExecutorPaths",
+    parallel_stream_collect => "ParallelCollect",
+    asynchronous_accept_handler => "AsyncAccept",
+    collections_shared_without_their_lock => "SyncViews",
+    failed_operations_order_nothing => "FailedOps",
+    a_thread_ends_holding_a_lock => "LockHeldAtEnd",
+    the_jvm_exits_while_a_lock_is_held => "LockHeldAtExit",
+}
+
+#[test]
+fn every_juc_program_has_a_test_and_a_valid_truth() {
+    let found = suite().programs_with_truth();
+    let listed: std::collections::BTreeSet<String> =
+        PROGRAMS.iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        found, listed,
+        "programs with a truth vs programs tested here"
+    );
+}
