@@ -39,7 +39,8 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
 /// loading and definition (the loaders' `ConcurrentHashMap`s), the linkage of
 /// `invokedynamic` and method handle constants, `MethodType` interning and a
 /// `VarHandle`'s first use of an access mode (`java.lang.invoke`'s global caches), and a
-/// thread's first `ThreadLocalRandom` (a global seed). Two threads that load classes or
+/// thread's first `ThreadLocalRandom` (a global seed), and the blocker a parking thread
+/// notes for thread dumps. Two threads that load classes or
 /// link lambdas would otherwise be ordered through them, hiding races between what they
 /// do before and after. While one of these runs, the JDK's events are not recorded
 /// (the program's own code, a class loader of the program say, still is).
@@ -52,6 +53,8 @@ pub fn quiet_method(class: &str, name: &str) -> bool {
         "java/lang/invoke/MethodType" => name == "makeImpl",
         "java/lang/invoke/VarHandle" => name == "getMethodHandleUncached",
         "java/util/concurrent/ThreadLocalRandom" => name == "localInit",
+        // The blocker a parked thread shows in thread dumps.
+        "java/util/concurrent/locks/LockSupport" => name == "setBlocker",
         _ => false,
     }
 }

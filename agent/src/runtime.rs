@@ -1193,6 +1193,7 @@ impl Cx<'_> {
     }
 
     /// Writes one stamped event to the thread's log (and counts the trace's size).
+    #[inline]
     fn append(&mut self, s: u64, e: &Event) {
         let a = self.a;
         if let Some(log) = self.t.log.as_mut() {
