@@ -165,6 +165,7 @@ pub fn hook_class(
                 bci: 0,
             },
             jdk: true,
+            fenced: false,
         });
         if site < 0 {
             return Ok(None);

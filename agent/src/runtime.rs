@@ -300,7 +300,12 @@ struct Java {
     r_class: jclass,
     flags_field: jfieldID,
     field_offset: jmethodID,
+    /// `jdk.internal.misc.Unsafe`: the instance, `arrayBaseOffset` (whose result is an
+    /// `int` in some JDKs, a `long` in later ones: `array_base_long`) and
+    /// `arrayIndexScale`.
+    unsafe_obj: jobject,
     array_base: jmethodID,
+    array_base_long: bool,
     array_scale: jmethodID,
 }
 
@@ -574,6 +579,59 @@ impl Agent {
             }
             f
         };
+        let unsafe_class = class("jdk/internal/misc/Unsafe")?;
+        let get_unsafe = method(
+            unsafe_class,
+            "getUnsafe",
+            "()Ljdk/internal/misc/Unsafe;",
+            true,
+        )?;
+        let unsafe_obj = jni!(env, CallStaticObjectMethod, unsafe_class, get_unsafe);
+        if unsafe_obj.is_null() {
+            jni!(env, ExceptionClear);
+            return Err("jdk.internal.misc.Unsafe.getUnsafe() failed".into());
+        }
+        let unsafe_obj = jni!(env, NewGlobalRef, unsafe_obj);
+        let (array_base, array_base_long) = match method(
+            unsafe_class,
+            "arrayBaseOffset",
+            "(Ljava/lang/Class;)I",
+            false,
+        ) {
+            Ok(m) => (m, false),
+            Err(_) => (
+                method(
+                    unsafe_class,
+                    "arrayBaseOffset",
+                    "(Ljava/lang/Class;)J",
+                    false,
+                )?,
+                true,
+            ),
+        };
+        // R's stripe locks need the offset of int[]'s first element.
+        let int_array = class("[I")?;
+        let base = if array_base_long {
+            jni!(env, CallLongMethod, unsafe_obj, array_base, int_array)
+        } else {
+            jni!(env, CallIntMethod, unsafe_obj, array_base, int_array) as jlong
+        };
+        if jni!(env, ExceptionCheck) != 0 {
+            jni!(env, ExceptionClear);
+        } else {
+            let f = jni!(
+                env,
+                GetStaticFieldID,
+                r_class,
+                c"LBASE".as_ptr(),
+                c"J".as_ptr()
+            );
+            if f.is_null() {
+                jni!(env, ExceptionClear);
+            } else {
+                jni!(env, SetStaticLongField, r_class, f, base);
+            }
+        }
         let thread_class = class("java/lang/Thread")?;
         let reentrant_lock = class("java/util/concurrent/locks/ReentrantLock")?;
         let read_lock = class("java/util/concurrent/locks/ReentrantReadWriteLock$ReadLock")?;
@@ -629,8 +687,15 @@ impl Agent {
                 "(Ljava/lang/reflect/Field;Z)J",
                 true,
             )?,
-            array_base: method(r_class, "arrayBase", "(Ljava/lang/Class;)J", true)?,
-            array_scale: method(r_class, "arrayScale", "(Ljava/lang/Class;)I", true)?,
+            unsafe_obj,
+            array_base,
+            array_base_long,
+            array_scale: method(
+                unsafe_class,
+                "arrayIndexScale",
+                "(Ljava/lang/Class;)I",
+                false,
+            )?,
         };
         if self.opts.replay.is_some() {
             // A replay orders threads by its schedule; a stripe lock held by a thread it
@@ -1379,7 +1444,7 @@ impl Cx<'_> {
         else {
             return;
         };
-        if self.jdk && !volatile {
+        if self.jdk && !volatile && !e.site.fenced {
             return;
         }
         if self.jdk && self.a.jdk_stacks {
@@ -1390,6 +1455,8 @@ impl Cx<'_> {
             return;
         }
         let v = self.field_var(obj, static_id);
+        // The JDK's accesses are all synchronization (fenced classes' plain ones too).
+        let volatile = volatile || self.jdk;
         let kind = access_kind(write, volatile);
         if !volatile {
             self.stack_once(e, site);
@@ -1551,7 +1618,7 @@ impl Cx<'_> {
             return;
         };
         if self.jdk {
-            if volatile && record {
+            if (volatile || e.site.fenced) && record {
                 let v = self.field_var(0, static_id);
                 self.loaded = !write;
                 self.emit(access_kind(write, true), v, e.loc, Some(value), true);
@@ -1603,9 +1670,14 @@ impl Cx<'_> {
         });
         if self.jdk {
             // A JDK array store: recorded as a synchronizing write, so that an ordered read
-            // of the slot elsewhere has its writer (JDK code's plain reads are not).
+            // of the slot elsewhere has its writer. Loads are instrumented only in classes
+            // that order them with fences.
             if write {
                 self.emit(Kind::VWrite, v, e.loc, Some(value), true);
+            } else {
+                self.loaded = true;
+                self.emit(Kind::VRead, v, e.loc, Some(value), true);
+                self.jdk_read_done(e.loc);
             }
             return;
         }

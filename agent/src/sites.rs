@@ -114,6 +114,9 @@ pub struct Site {
     /// In a JDK class instrumented for its synchronization only ([`crate::jdksync`]): its
     /// events are the JDK's own, which a modelled call of the program may replace or drop.
     pub jdk: bool,
+    /// In a JDK class that orders plain accesses with fences (`VarHandle.acquireFence`,
+    /// `Unsafe.loadFence`, ...): its plain field and array accesses synchronize too.
+    pub fenced: bool,
 }
 
 /// Where the instrumenter puts the sites it allocates.

@@ -225,6 +225,7 @@ pub fn instrument_with(
         own_fields,
         fields,
         jdk: opts.jdk,
+        fenced: opts.jdk && uses_fences(&cf),
     };
     let mut modified = false;
     for mi in 0..cf.methods.len() {
@@ -322,6 +323,9 @@ struct Ctx<'a> {
     fields: FieldFlags<'a>,
     /// The class is a JDK class of [`crate::jdksync`] ([`Options::jdk`]).
     jdk: bool,
+    /// ... that orders plain accesses with acquire or full fences: its plain field and
+    /// array accesses are recorded (as synchronization) too.
+    fenced: bool,
 }
 
 impl Ctx<'_> {
@@ -571,6 +575,7 @@ impl MethodCx<'_, '_> {
                 bci,
             },
             jdk: self.ctx.jdk,
+            fenced: self.ctx.fenced,
         })
     }
 
@@ -962,8 +967,10 @@ fn instrument_method(
                 let Some(sh) = Shape::of_desc(&fdesc) else {
                     continue;
                 };
+                let fenced = mcx.ctx.fenced;
                 let plan = match mcx.ctx.field_flags(&owner, &fname) {
                     Some(f) if f & ACC_VOLATILE != 0 => FieldPlan::Locked,
+                    Some(_) if jdk && fenced && !sync_only => FieldPlan::Plain,
                     Some(_) if jdk || sync_only => FieldPlan::Skip,
                     Some(_) => FieldPlan::Plain,
                     None if sync_only => FieldPlan::Skip,
@@ -1102,7 +1109,7 @@ fn instrument_method(
                 e(ed.insert_before(i, &[p], 1))?;
                 e(ed.replace(i, w))?;
             }
-            0x2e..=0x35 if !sync_only && !jdk => {
+            0x2e..=0x35 if !sync_only && (!jdk || mcx.ctx.fenced) => {
                 let Some((elem, sh)) = array_elem(opc) else {
                     continue;
                 };
@@ -1542,6 +1549,25 @@ fn bp_call(cf: &ClassFile, ctx: &Ctx, bp: &Barrier, ins: &Insn) -> BpDecision {
 }
 
 type MemberRef = (String, String, String);
+
+/// Whether a class calls an acquire, load or full fence (`VarHandle.acquireFence`,
+/// `Unsafe.loadFence`, ...): it then orders plain reads with it (ConcurrentSkipListMap,
+/// ForkJoinPool), which only a record of those reads can show.
+fn uses_fences(cf: &ClassFile) -> bool {
+    let cp = &cf.constant_pool;
+    (1..cp.entries.len() as u16).any(|i| match cp.get(i) {
+        Some(Constant::Methodref(..)) => cp.member_ref(i).is_some_and(|(owner, name, _)| {
+            matches!(
+                owner.as_str(),
+                "java/lang/invoke/VarHandle" | "jdk/internal/misc/Unsafe" | "sun/misc/Unsafe"
+            ) && matches!(
+                name.as_str(),
+                "acquireFence" | "fullFence" | "loadLoadFence" | "loadFence"
+            )
+        }),
+        _ => false,
+    })
+}
 
 /// The ordered `Unsafe` access an `invokevirtual` calls, if it is one.
 fn ordered_unsafe(cf: &ClassFile, ins: &Insn) -> Option<crate::unsafe_ops::Method> {

@@ -293,8 +293,12 @@ impl Cx<'_> {
             if mirror {
                 return None;
             }
-            let base = jni!(env, CallStaticLongMethod, java.r_class, java.array_base, k);
-            let scale = jni!(env, CallStaticIntMethod, java.r_class, java.array_scale, k);
+            let base = if java.array_base_long {
+                jni!(env, CallLongMethod, java.unsafe_obj, java.array_base, k)
+            } else {
+                jni!(env, CallIntMethod, java.unsafe_obj, java.array_base, k) as jlong
+            };
+            let scale = jni!(env, CallIntMethod, java.unsafe_obj, java.array_scale, k);
             if jni!(env, ExceptionCheck) != 0 {
                 jni!(env, ExceptionClear);
                 return None;

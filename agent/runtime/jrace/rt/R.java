@@ -36,8 +36,15 @@ public final class R {
         return u;
     }
 
+    /**
+     * Offset of LOCKS[0], set by the agent when it defines R (Unsafe.arrayBaseOffset
+     * returns an int in some JDKs, a long in others: the agent asks whichever it is).
+     * Negative: no stripe locks (the order of synchronizing accesses is then as stamped).
+     */
+    static long LBASE = -1;
+
     private static long slot(int s) {
-        return un().arrayBaseOffset(int[].class) + ((long) s << 6);
+        return LBASE + ((long) s << 6);
     }
     /**
      * Per site: 0 not resolved yet, 1 nothing to order (a plain or final field), 2 a
@@ -77,7 +84,7 @@ public final class R {
 
     /** The stripe lock of object o (class objects: the statics' stripe), or -1. */
     public static int lock(Object o) {
-        if (o == null || !EXACT) {
+        if (o == null || !EXACT || LBASE < 0) {
             return -1;
         }
         int s = (o instanceof Class) ? 0 : (System.identityHashCode(o) * 0x9E3779B1) >>> (32 - STRIPE_BITS);
@@ -85,33 +92,45 @@ public final class R {
     }
 
     private static int take(int s) {
-        jdk.internal.misc.Unsafe un = un();
-        long a = slot(s);
-        int me = System.identityHashCode(Thread.currentThread()) | 1;
-        for (int i = 0; ; i++) {
-            int v = un.getIntVolatile(LOCKS, a);
-            if (v == 0) {
-                if (un.compareAndSetInt(LOCKS, a, 0, me)) {
-                    return s;
+        if (LBASE < 0) {
+            return -1;
+        }
+        try {
+            jdk.internal.misc.Unsafe un = un();
+            long a = slot(s);
+            int me = System.identityHashCode(Thread.currentThread()) | 1;
+            for (int i = 0; ; i++) {
+                int v = un.getIntVolatile(LOCKS, a);
+                if (v == 0) {
+                    if (un.compareAndSetInt(LOCKS, a, 0, me)) {
+                        return s;
+                    }
+                } else if (v == me) {
+                    return -1; // held by this thread, further out: the outer access orders
                 }
-            } else if (v == me) {
-                return -1; // held by this thread, further out: the outer access orders
+                if (i < 200) {
+                    Thread.onSpinWait();
+                } else if (i < 200_000) {
+                    Thread.yield();
+                } else {
+                    gaveUp++;
+                    return -1;
+                }
             }
-            if (i < 200) {
-                Thread.onSpinWait();
-            } else if (i < 200_000) {
-                Thread.yield();
-            } else {
-                gaveUp++;
-                return -1;
-            }
+        } catch (Throwable t) {
+            // Nothing of the recorder may reach the program: no lock then.
+            return -1;
         }
     }
 
     /** Releases a stripe taken by lk/lks/lock (nothing for -1). */
     public static void ul(int s) {
         if (s >= 0) {
-            un().putIntRelease(LOCKS, slot(s), 0);
+            try {
+                un().putIntRelease(LOCKS, slot(s), 0);
+            } catch (Throwable t) {
+                // cannot happen once take succeeded
+            }
         }
     }
 
@@ -140,8 +159,6 @@ public final class R {
     static long fieldOffset(java.lang.reflect.Field f, boolean isStatic) {
         return isStatic ? un().staticFieldOffset(f) : un().objectFieldOffset(f);
     }
-    static long arrayBase(Class<?> c) { return un().arrayBaseOffset(c); }
-    static int arrayScale(Class<?> c) { return un().arrayIndexScale(c); }
 
     // Instance fields: rd* after getfield (value, receiver), wr* before putfield.
     public static native void rdI(int v, Object o, int site);
