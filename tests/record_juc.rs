@@ -68,3 +68,78 @@ fn every_juc_program_has_a_test_and_a_valid_truth() {
         "programs with a truth vs programs tested here"
     );
 }
+
+/// A newer JDK than the one the agent is built with (the machine's Temurin beside
+/// OpenJDK 17, or `JRACE_TEST_JAVA`): its `java.util.concurrent` and `Unsafe` differ
+/// (`arrayBaseOffset` returns a long there); two programs record, run as without the agent
+/// and give their races. Skipped with a note when there is no such JDK.
+#[test]
+fn a_newer_jdk_records_the_same_races() {
+    if !harness::java_ready("juc/AtomicSpin.class") {
+        return;
+    }
+    let java = std::env::var_os("JRACE_TEST_JAVA")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            let mut found: Vec<_> = std::fs::read_dir("/usr/lib/jvm")
+                .ok()?
+                .flatten()
+                .map(|e| e.path().join("bin/java"))
+                .filter(|p| p.is_file() && !p.to_string_lossy().contains("17"))
+                .collect();
+            found.sort();
+            found.pop()
+        });
+    let Some(java) = java else {
+        eprintln!("note: no JDK besides 17 under /usr/lib/jvm: skipped");
+        return;
+    };
+    for (main, want) in [
+        ("juc.AtomicSpin", &["juc.AtomicSpin.after", "juc.AtomicSpin.lost"][..]),
+        (
+            "juc.FailedOps",
+            &[
+                "juc.FailedOps.cased",
+                "juc.FailedOps.offered",
+                "juc.FailedOps.polled",
+                "juc.FailedOps.removed",
+                "juc.FailedOps.tried",
+            ][..],
+        ),
+    ] {
+        let dir = harness::scratch("juc-newer", main);
+        let trace = dir.join("trace");
+        let cp = harness::classes();
+        let plain = std::process::Command::new(&java)
+            .arg("-cp")
+            .arg(&cp)
+            .arg(main)
+            .output()
+            .expect("java runs");
+        let rec = common::jrace(&[
+            "record",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            java.to_str().unwrap(),
+            "-cp",
+            cp.to_str().unwrap(),
+            main,
+        ]);
+        assert_eq!(
+            (rec.status.code(), &rec.stdout, &rec.stderr),
+            (plain.status.code(), &plain.stdout, &plain.stderr),
+            "{main} on {}: the agent changed the program's output",
+            java.display()
+        );
+        let doc = harness::analyze(&trace, "shb,m2,mcm").unwrap();
+        let mut got: Vec<String> = harness::reported(&doc)
+            .into_iter()
+            .map(|r| r.variable)
+            .collect();
+        got.sort();
+        got.dedup();
+        assert_eq!(got, want, "{main} on {}", java.display());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
