@@ -95,7 +95,10 @@ fn a_newer_jdk_records_the_same_races() {
         return;
     };
     for (main, want) in [
-        ("juc.AtomicSpin", &["juc.AtomicSpin.after", "juc.AtomicSpin.lost"][..]),
+        (
+            "juc.AtomicSpin",
+            &["juc.AtomicSpin.after", "juc.AtomicSpin.lost"][..],
+        ),
         (
             "juc.FailedOps",
             &[

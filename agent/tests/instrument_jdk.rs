@@ -159,6 +159,20 @@ fn null_stub(javac: &Path, dir: &Path, out: &Path) {
         .success());
 }
 
+/// The small `instr.Big` that `instr.Many` calls, written under `dir/src`.
+fn write_big(dir: &Path) -> PathBuf {
+    let big = dir.join("src/instr/Big.java");
+    std::fs::create_dir_all(big.parent().unwrap()).unwrap();
+    std::fs::write(
+        &big,
+        "package instr;\npublic class Big {\n  static int[] a = new int[4];\n  \
+         public static long run(int n) { long s = 0; for (int i = 0; i < n; i++) { a[i & 3] += i; s += a[i & 3]; } return s; }\n  \
+         public static int wide(int x) { return x * 2; }\n}\n",
+    )
+    .unwrap();
+    big
+}
+
 fn class_names(dir: &Path, skip: impl Fn(&Path) -> bool) -> String {
     let mut names = String::new();
     for f in common::class_files(dir) {
@@ -217,15 +231,7 @@ fn instrumented_java_base_verifies_and_runs() {
     // The driver and two applications (Many with a small Big of its own: threads,
     // executors, j.u.c. locks and collections, streams), compiled and instrumented.
     let app = dir.join("app");
-    let big = dir.join("src/instr/Big.java");
-    std::fs::create_dir_all(big.parent().unwrap()).unwrap();
-    std::fs::write(
-        &big,
-        "package instr;\npublic class Big {\n  static int[] a = new int[4];\n  \
-         public static long run(int n) { long s = 0; for (int i = 0; i < n; i++) { a[i & 3] += i; s += a[i & 3]; } return s; }\n  \
-         public static int wide(int x) { return x * 2; }\n}\n",
-    )
-    .unwrap();
+    let big = write_big(&dir);
     assert!(Command::new(&javac)
         .arg("-d")
         .arg(&app)
@@ -304,6 +310,145 @@ fn instrumented_java_base_verifies_and_runs() {
          instrumented Events and Many on the instrumented JDK print the same; {:.1}s in all",
         t.elapsed().as_secs_f64()
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The JDK as the agent instruments it: the classes of `jrace_agent::jdksync` (and the
+/// executor classes `jdkhooks` hooks) in JDK mode, their synchronization only, the rest
+/// unchanged; patched into the JDK, every class of java.base loads and links under
+/// `-Xverify:all` as on the unpatched JDK, and the instrumented test programs (threads,
+/// executors, j.u.c locks and collections, streams) print the same on it.
+#[test]
+fn jdk_mode_classes_verify_and_run() {
+    use jrace_agent::{jdkhooks, jdksync};
+    let Some((java, javac)) = java_tools() else {
+        println!("SKIPPED: no JDK with java and javac found");
+        return;
+    };
+    let jdk = match common::jdk_classes() {
+        Ok(d) => d,
+        Err(why) => {
+            println!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let dir = common::scratch("instr-jdkmode");
+    let base = jdk.join("java.base");
+    let patch = dir.join("patch");
+    let mut sites = SiteList::default();
+    let (mut classes, mut changed, mut failed) = (0, 0, Vec::new());
+    for f in common::class_files(&base) {
+        let rel = f.strip_prefix(&base).unwrap();
+        let name = rel.with_extension("").to_string_lossy().into_owned();
+        let quiet_only = jdksync::quiet_only_class(&name);
+        if !(jdksync::is_jdk_sync_class(&name)
+            || quiet_only
+            || jdkhooks::HOOKED.contains(&name.as_str()))
+        {
+            continue;
+        }
+        classes += 1;
+        let bytes = std::fs::read(&f).unwrap();
+        let mut cur = None;
+        if jdksync::is_jdk_sync_class(&name) || quiet_only {
+            let opts = Options {
+                branches: false,
+                tasks: false,
+                calls: true,
+                jdk: true,
+                quiet_only,
+            };
+            let o = jrace_agent::instrument::instrument_with(
+                &bytes,
+                &opts,
+                None,
+                &|_, _| None,
+                &mut sites,
+            );
+            if let Some(e) = o.error {
+                failed.push(format!("{name}: {e}"));
+            }
+            failed.extend(
+                o.failures
+                    .iter()
+                    .filter(|m| !m.contains("without sync hooks"))
+                    .map(|m| format!("{name}.{m}")),
+            );
+            cur = o.bytes;
+        }
+        if jdkhooks::HOOKED.contains(&name.as_str()) {
+            if let Ok(Some(b)) =
+                jdkhooks::hook_class(&name, cur.as_deref().unwrap_or(&bytes), &mut sites)
+            {
+                cur = Some(b);
+            }
+        }
+        if let Some(b) = cur {
+            changed += 1;
+            let out = patch.join(rel);
+            std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+            std::fs::write(&out, b).unwrap();
+        }
+    }
+    println!(
+        "{classes} JDK classes in JDK mode, {changed} changed, {} sites; failed: {failed:?}",
+        sites.sites.len()
+    );
+    assert!(classes > 300 && changed > 200, "{classes} {changed}");
+    assert!(failed.is_empty(), "{failed:?}");
+    null_stub(&javac, &dir, &patch);
+    let app = dir.join("app");
+    let big = write_big(&dir);
+    assert!(Command::new(&javac)
+        .arg("-d")
+        .arg(&app)
+        .arg(here("tests/java/cftest/LoadAll.java"))
+        .arg(here("tests/java/instr/instr/Many.java"))
+        .arg(&big)
+        .status()
+        .unwrap()
+        .success());
+    let list = dir.join("names.txt");
+    std::fs::write(&list, class_names(&base, not_a_class)).unwrap();
+    let java_cmd = |patched: bool| {
+        let mut c = Command::new(&java);
+        c.current_dir(&dir).arg("-Xverify:all").arg("-Xshare:off");
+        if patched {
+            c.arg(format!("--patch-module=java.base={}", patch.display()))
+                .arg("--add-exports=java.base/jrace.rt=ALL-UNNAMED");
+        }
+        c
+    };
+    let load = |patched| {
+        run(java_cmd(patched)
+            .arg("-cp")
+            .arg(&app)
+            .arg("cftest.LoadAll")
+            .arg(&list))
+    };
+    let (out0, err0, ok0) = load(false);
+    assert!(ok0, "driver failed on the unmodified JDK: {err0}");
+    let (out1, err1, ok1) = load(true);
+    assert!(
+        ok1 && !err1.contains("VerifyError"),
+        "driver failed on the JDK-mode JDK:\n{}",
+        &err1[..err1.len().min(4000)]
+    );
+    let diffs: Vec<_> = out0
+        .lines()
+        .zip(out1.lines())
+        .filter(|(a, b)| a != b)
+        .take(20)
+        .collect();
+    assert!(
+        diffs.is_empty() && out0.lines().count() == out1.lines().count(),
+        "outcomes differ: {diffs:?}"
+    );
+    let (m0, e0, ok) = run(java_cmd(false).arg("-cp").arg(&app).arg("instr.Many"));
+    assert!(ok, "{e0}");
+    let (m1, e1, ok) = run(java_cmd(true).arg("-cp").arg(&app).arg("instr.Many"));
+    assert!(ok && !e1.contains("Error"), "{e1}");
+    assert_eq!(m0, m1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
