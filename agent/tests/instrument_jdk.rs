@@ -191,6 +191,31 @@ fn not_a_class(rel: &Path) -> bool {
         || rel.to_string_lossy().contains('-')
 }
 
+/// `java` under `-Xverify:all` in `dir`, with java.base patched from `patch` when given.
+fn jdk_cmd(java: &Path, dir: &Path, patch: Option<&Path>) -> Command {
+    let mut c = Command::new(java);
+    c.current_dir(dir).arg("-Xverify:all").arg("-Xshare:off");
+    if let Some(patch) = patch {
+        c.arg(format!("--patch-module=java.base={}", patch.display()))
+            .arg("--add-exports=java.base/jrace.rt=ALL-UNNAMED");
+    }
+    c
+}
+
+/// LoadAll's per-class outcomes on the original and the instrumented classes are equal.
+fn assert_same_outcomes(out0: &str, out1: &str) {
+    let diffs: Vec<_> = out0
+        .lines()
+        .zip(out1.lines())
+        .filter(|(a, b)| a != b)
+        .take(20)
+        .collect();
+    assert!(
+        diffs.is_empty() && out0.lines().count() == out1.lines().count(),
+        "outcomes differ: {diffs:?}"
+    );
+}
+
 #[test]
 fn instrumented_java_base_verifies_and_runs() {
     let Some((java, javac)) = java_tools() else {
@@ -248,15 +273,7 @@ fn instrumented_java_base_verifies_and_runs() {
 
     let list = dir.join("names.txt");
     std::fs::write(&list, class_names(&base, not_a_class)).unwrap();
-    let java_cmd = |patched: bool| {
-        let mut c = Command::new(&java);
-        c.current_dir(&dir).arg("-Xverify:all").arg("-Xshare:off");
-        if patched {
-            c.arg(format!("--patch-module=java.base={}", patch.display()))
-                .arg("--add-exports=java.base/jrace.rt=ALL-UNNAMED");
-        }
-        c
-    };
+    let java_cmd = |patched: bool| jdk_cmd(&java, &dir, patched.then_some(patch.as_path()));
     let (out0, err0, ok0) = run(java_cmd(false)
         .arg("-cp")
         .arg(&app)
@@ -273,16 +290,7 @@ fn instrumented_java_base_verifies_and_runs() {
         "driver failed on the instrumented JDK:\n{}",
         &err1[..err1.len().min(4000)]
     );
-    let diffs: Vec<_> = out0
-        .lines()
-        .zip(out1.lines())
-        .filter(|(a, b)| a != b)
-        .take(20)
-        .collect();
-    assert!(
-        diffs.is_empty() && out0.lines().count() == out1.lines().count(),
-        "outcomes differ: {diffs:?}"
-    );
+    assert_same_outcomes(&out0, &out1);
     let linked = out1.lines().filter(|l| l.ends_with(" OK")).count();
 
     // The application: plain on the plain JDK, instrumented on the instrumented JDK.
@@ -410,15 +418,7 @@ fn jdk_mode_classes_verify_and_run() {
         .success());
     let list = dir.join("names.txt");
     std::fs::write(&list, class_names(&base, not_a_class)).unwrap();
-    let java_cmd = |patched: bool| {
-        let mut c = Command::new(&java);
-        c.current_dir(&dir).arg("-Xverify:all").arg("-Xshare:off");
-        if patched {
-            c.arg(format!("--patch-module=java.base={}", patch.display()))
-                .arg("--add-exports=java.base/jrace.rt=ALL-UNNAMED");
-        }
-        c
-    };
+    let java_cmd = |patched: bool| jdk_cmd(&java, &dir, patched.then_some(patch.as_path()));
     let load = |patched| {
         run(java_cmd(patched)
             .arg("-cp")
@@ -434,16 +434,7 @@ fn jdk_mode_classes_verify_and_run() {
         "driver failed on the JDK-mode JDK:\n{}",
         &err1[..err1.len().min(4000)]
     );
-    let diffs: Vec<_> = out0
-        .lines()
-        .zip(out1.lines())
-        .filter(|(a, b)| a != b)
-        .take(20)
-        .collect();
-    assert!(
-        diffs.is_empty() && out0.lines().count() == out1.lines().count(),
-        "outcomes differ: {diffs:?}"
-    );
+    assert_same_outcomes(&out0, &out1);
     let (m0, e0, ok) = run(java_cmd(false).arg("-cp").arg(&app).arg("instr.Many"));
     assert!(ok, "{e0}");
     let (m1, e1, ok) = run(java_cmd(true).arg("-cp").arg(&app).arg("instr.Many"));
