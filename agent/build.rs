@@ -74,6 +74,7 @@ fn main() {
             "-target",
             "11",
             "-nowarn",
+            "-XDignore.symbol.file",
             "-Xlint:none",
             "--add-exports",
             "java.base/jdk.internal.misc=ALL-UNNAMED",

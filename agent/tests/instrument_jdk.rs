@@ -148,7 +148,9 @@ fn null_stub(javac: &Path, dir: &Path, out: &Path) {
     std::fs::write(&p, src).unwrap();
     let u = dir.join("nullstub/jrace/rt/U.java");
     std::fs::write(&u, jrace_agent::unsafe_ops::java_source()).unwrap();
+    // U wraps sun.misc.Unsafe too: javac's warning about it on every line is noise.
     assert!(Command::new(javac)
+        .arg("-XDignore.symbol.file")
         .arg("--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED")
         .arg("-d")
         .arg(out)
@@ -191,6 +193,21 @@ fn not_a_class(rel: &Path) -> bool {
         || rel.to_string_lossy().contains('-')
 }
 
+/// java, javac and the extracted JDK classes, or None (said why) when there are none.
+fn java_and_jdk_classes() -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let Some((java, javac)) = java_tools() else {
+        println!("SKIPPED: no JDK with java and javac found");
+        return None;
+    };
+    match common::jdk_classes() {
+        Ok(d) => Some((java, javac, d)),
+        Err(why) => {
+            println!("SKIPPED: {why}");
+            None
+        }
+    }
+}
+
 /// `java` under `-Xverify:all` in `dir`, with java.base patched from `patch` when given.
 fn jdk_cmd(java: &Path, dir: &Path, patch: Option<&Path>) -> Command {
     let mut c = Command::new(java);
@@ -218,16 +235,8 @@ fn assert_same_outcomes(out0: &str, out1: &str) {
 
 #[test]
 fn instrumented_java_base_verifies_and_runs() {
-    let Some((java, javac)) = java_tools() else {
-        println!("SKIPPED: no JDK with java and javac found");
+    let Some((java, javac, jdk)) = java_and_jdk_classes() else {
         return;
-    };
-    let jdk = match common::jdk_classes() {
-        Ok(d) => d,
-        Err(why) => {
-            println!("SKIPPED: {why}");
-            return;
-        }
     };
     let t = Instant::now();
     let dir = common::scratch("instr-jdk");
@@ -329,16 +338,8 @@ fn instrumented_java_base_verifies_and_runs() {
 #[test]
 fn jdk_mode_classes_verify_and_run() {
     use jrace_agent::{jdkhooks, jdksync};
-    let Some((java, javac)) = java_tools() else {
-        println!("SKIPPED: no JDK with java and javac found");
+    let Some((java, javac, jdk)) = java_and_jdk_classes() else {
         return;
-    };
-    let jdk = match common::jdk_classes() {
-        Ok(d) => d,
-        Err(why) => {
-            println!("SKIPPED: {why}");
-            return;
-        }
     };
     let dir = common::scratch("instr-jdkmode");
     let base = jdk.join("java.base");
