@@ -479,12 +479,14 @@ fn analyze_source_tree(
         })
         .collect::<Result<Vec<_>>>()?;
     // Witnesses need the whole trace in memory; otherwise the trace is streamed twice.
+    // Whether the trace was cut short, known once its source has been read through.
+    let mut cut = None;
     let trace = if witness {
         let mut src = first.take().expect("the first pass's source");
-        Some(
-            jrace_trace::read_all(src.as_mut())
-                .with_context(|| format!("cannot analyze {}", path.display()))?,
-        )
+        let t = jrace_trace::read_all(src.as_mut())
+            .with_context(|| format!("cannot analyze {}", path.display()))?;
+        cut = src.truncation();
+        Some(t)
     } else {
         None
     };
@@ -514,6 +516,9 @@ fn analyze_source_tree(
     };
     let mut analysis = engine::run_with_schedules(src, detectors, progress, witness)
         .with_context(|| format!("cannot analyze {}", path.display()))?;
+    if trace.is_none() {
+        cut = src.truncation();
+    }
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -561,6 +566,8 @@ fn analyze_source_tree(
         report::annotate(src2.as_mut(), &needed)?
     };
     let mut rep = report::build(&analysis, &facts);
+    rep.trace.truncated =
+        cut.map(|c| report::Truncated::new(&c, analysis.events, &analysis.symbols));
     if let (Some(t), Some(ws)) = (&trace, witnesses) {
         for id in &ws.missing {
             eprintln!(
@@ -778,6 +785,10 @@ fn stats(path: &Path) -> Result<ExitCode> {
              not recorded: a failed operation's, or class loading's)",
             src.jdk_reads_dropped()
         );
+    }
+    if let Some(t) = src.truncation() {
+        let t = report::Truncated::new(&t, counts.events, sym);
+        let _ = writeln!(s, "{}", t.line());
     }
     if let Some(m) = recorded {
         let _ = writeln!(

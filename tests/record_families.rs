@@ -190,6 +190,11 @@ fn killed_jvm_leaves_an_analyzable_trace() {
         "{}",
         doc["trace"]
     );
+    assert_eq!(
+        doc["trace"]["truncated"]["reason"], "killed",
+        "{}",
+        doc["trace"]
+    );
     assert!(
         has_race(
             &doc,
@@ -291,6 +296,193 @@ fn system_exit_with_running_threads_seals_every_log() {
             .any(|r| r.variable == "families.ExitWhileRunning.shared"),
         "the running threads' events are in the trace"
     );
+    // The report says the trace ends with the two threads running.
+    let cut = &doc["trace"]["truncated"];
+    assert_eq!(cut["reason"], "exit", "{}", doc["trace"]);
+    let mut running: Vec<&str> = cut["running"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    running.sort();
+    assert_eq!(running, ["busy-daemon", "busy-user"], "{}", doc["trace"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A small file system mounted for a test, unmounted when dropped.
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    /// A tmpfs of `size` (`600k`) at `at`, or `None` when mounting is not allowed here.
+    fn mount(at: &Path, size: &str) -> Option<SmallFs> {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallFs(at.to_owned()))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A full disk: recording stops at the first write the file system refuses (a log's
+/// frame, a new thread's log, the metadata), the program runs on with its output and
+/// status, one `jrace:` line says why, and the trace is analyzed, its report saying it was
+/// cut by a write error. Writing through a memory map the file system cannot back was a
+/// SIGBUS that killed the JVM; events naming what the metadata could not take made the
+/// trace unreadable. Needs permission to mount a tmpfs (skipped with a note otherwise).
+#[test]
+fn a_full_disk_stops_recording_not_the_program() {
+    if !java_ready() {
+        return;
+    }
+    let dir = scratch("disk-full");
+    let h2 = Path::new("/usr/share/java/h2.jar");
+    let cp = classes();
+    let h2cp = format!("{}:{}", cp.display(), h2.display());
+    let mut programs = vec![(
+        cp.display().to_string(),
+        vec!["workloads.Loops", "3", "300000"],
+    )];
+    if h2.is_file() {
+        // Many names (the metadata fills too) and threads started while the disk fills.
+        programs.push((h2cp, vec!["workloads.Jdbc", "h2", "4", "300"]));
+    } else {
+        println!("note: no {}: the H2 program is skipped", h2.display());
+    }
+    let mut cut = 0;
+    for (cp, prog) in &programs {
+        let plain = Command::new("java")
+            .args(["-cp", cp])
+            .args(prog)
+            .output()
+            .unwrap();
+        assert!(plain.status.success(), "{}", text(&plain.stderr));
+        for size in ["400k", "1m", "2m", "4m"] {
+            let at = dir.join(format!("fs-{size}"));
+            let Some(_fs) = SmallFs::mount(&at, size) else {
+                println!("SKIPPED: cannot mount a tmpfs here (not root?)");
+                return;
+            };
+            let trace = at.join("trace");
+            let mut a = vec![
+                "record",
+                "-o",
+                trace.to_str().unwrap(),
+                "--",
+                "java",
+                "-cp",
+                cp,
+            ];
+            a.extend(prog.iter().copied());
+            let out = jrace(&a);
+            let what = format!("{prog:?} on {size}");
+            assert_eq!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
+            assert_eq!(text(&out.stdout), text(&plain.stdout), "{what}: output");
+            let err = text(&out.stderr);
+            let said: Vec<&str> = err.lines().filter(|l| l.starts_with("jrace:")).collect();
+            assert!(said.len() <= 1, "{what}: at most one line: {err}");
+            let doc = analyze(&trace, "hb,shb").unwrap_or_else(|e| panic!("{what}: {e}"));
+            match doc["trace"]["truncated"]["reason"].as_str() {
+                Some("write_error") => {
+                    cut += 1;
+                    assert_eq!(said.len(), 1, "{what}: {err}");
+                }
+                None => assert!(said.is_empty(), "{what}: {err}"),
+                r => panic!("{what}: cut for {r:?}: {}", doc["trace"]),
+            }
+        }
+    }
+    assert!(
+        cut >= programs.len(),
+        "the disks did fill up: {cut} runs cut"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `max_mb`: recording stops, the program runs on with its output and status unchanged,
+/// the agent says so (agent.log, stderr), and the trace cut there is analyzed, its report
+/// (text, JSON, SARIF) saying it was cut, where, and which threads were running.
+#[test]
+fn a_trace_cut_at_max_mb_is_analyzed_and_says_so() {
+    if !java_ready() {
+        return;
+    }
+    let dir = scratch("max-mb");
+    let trace = dir.join("trace");
+    let args = ["2", "400000"];
+    let plain = harness::java_plain(&[], "workloads.Loops", &args);
+    let cp = classes();
+    let mut a = vec![
+        "record",
+        "--max-mb",
+        "1",
+        "-o",
+        trace.to_str().unwrap(),
+        "--",
+    ];
+    a.extend_from_slice(&["java", "-cp", cp.to_str().unwrap(), "workloads.Loops"]);
+    a.extend_from_slice(&args);
+    let out = jrace(&a);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        text(&plain.stdout),
+        "the program's output"
+    );
+    let err = text(&out.stderr);
+    let said: Vec<&str> = err.lines().filter(|l| l.starts_with("jrace:")).collect();
+    assert!(
+        said.len() == 1 && said[0].contains("max_mb"),
+        "one line on stderr: {err}"
+    );
+    let log = std::fs::read_to_string(trace.join("agent.log")).unwrap();
+    assert!(log.contains("max_mb"), "agent.log: {log}");
+    assert_eq!(open_logs(&trace), Vec::<String>::new(), "logs left open");
+
+    let doc = analyze(&trace, "hb,shb,mcm").unwrap_or_else(|e| panic!("{e}"));
+    let cut = &doc["trace"]["truncated"];
+    assert_eq!(cut["reason"], "max_mb", "{}", doc["trace"]);
+    assert_eq!(cut["after_event"], doc["trace"]["events"]);
+    assert!(
+        !cut["running"].as_array().unwrap().is_empty(),
+        "the workers were running at the cut: {}",
+        doc["trace"]
+    );
+    let t = jrace(&["analyze", trace.to_str().unwrap(), "-d", "hb"]);
+    assert_eq!(t.status.code(), Some(0));
+    assert!(
+        text(&t.stdout).contains("Trace cut short (max_mb)"),
+        "{}",
+        text(&t.stdout)
+    );
+    let sarif = jrace(&[
+        "analyze",
+        trace.to_str().unwrap(),
+        "-d",
+        "hb",
+        "--format",
+        "sarif",
+    ]);
+    let sarif: Value = serde_json::from_slice(&sarif.stdout).unwrap();
+    let note = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"][0];
+    assert_eq!(note["descriptor"]["id"], "trace-truncated", "{sarif:#}");
+    assert_eq!(note["properties"]["reason"], "max_mb");
+
+    // Without the limit the same program's trace is not cut.
+    let whole = dir.join("whole");
+    let out = record(&whole, &[], "workloads.Loops", &["2", "1000"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc = analyze(&whole, "hb").unwrap_or_else(|e| panic!("{e}"));
+    assert!(doc["trace"].get("truncated").is_none(), "{}", doc["trace"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

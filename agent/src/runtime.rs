@@ -280,6 +280,7 @@ struct Java {
     get_id: jmethodID,
     get_name: jmethodID,
     is_alive: jmethodID,
+    is_daemon: jmethodID,
     current_thread: jmethodID,
     reentrant_lock: jclass,
     rl_sync: jfieldID,
@@ -533,9 +534,18 @@ impl Agent {
         id
     }
 
+    /// A metadata write that failed stops recording: later events could name what it
+    /// did not record.
     fn io(&self, r: std::io::Result<()>) {
         if let Err(e) = r {
-            self.log(&format!("write error: {e}"));
+            if self.stopped.load(Ordering::SeqCst) {
+                self.log(&format!("write error: {e}"));
+            } else {
+                self.cut(
+                    "write_error",
+                    &format!("cannot write the trace's metadata: {e}: recording stopped, the program goes on"),
+                );
+            }
         }
     }
 
@@ -644,6 +654,7 @@ impl Agent {
             get_id: method(thread_class, "getId", "()J", false)?,
             get_name: method(thread_class, "getName", "()Ljava/lang/String;", false)?,
             is_alive: method(thread_class, "isAlive", "()Z", false)?,
+            is_daemon: method(thread_class, "isDaemon", "()Z", false)?,
             current_thread: method(thread_class, "currentThread", "()Ljava/lang/Thread;", true)?,
             reentrant_lock,
             rl_sync: field(
@@ -718,6 +729,28 @@ impl Agent {
             self.address_cache.store(true, Ordering::Relaxed);
         }
         Ok(())
+    }
+
+    /// Stops recording for good while the program goes on: says why in agent.log, on
+    /// stderr and in the metadata, where reports find it (`reason` as in
+    /// [`jrace_trace::binlog::META_CUT`]).
+    /// Only the first call does anything. Events that name what the metadata could not
+    /// take are never written: [`Cx::append`] checks the flag this sets.
+    pub fn cut(&self, reason: &str, detail: &str) {
+        if self.stopped.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        use jrace_trace::binlog::{META_CUT, META_CUT_DETAIL};
+        let w = &self.writer;
+        if let Err(e) = w.set_meta_reserved(META_CUT, reason) {
+            self.log(&format!("cannot record why recording stopped: {e}"));
+        }
+        let _ = w.set_meta_reserved(META_CUT_DETAIL, detail);
+        self.log(detail);
+        // The one line the agent itself writes to the program's stderr: a user who set
+        // max_mb, or whose disk filled up, must learn that the trace stops here.
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "jrace: {detail}");
     }
 
     /// Ends recording: seals the log of every thread still running (their later events
@@ -1018,11 +1051,31 @@ unsafe fn new_thread_state(
         return None;
     }
     let tid = thread_id(a, java, env, me)?;
+    // A daemon thread may still run when the JVM exits normally; a trace whose
+    // non-daemon threads had not ended was cut by an exit (System.exit, halt).
+    let daemon = jni!(
+        env,
+        CallNonvirtualBooleanMethod,
+        me,
+        java.thread_class,
+        java.is_daemon
+    );
+    if jni!(env, ExceptionCheck) != 0 {
+        jni!(env, ExceptionClear);
+    } else if daemon != 0 {
+        a.io(a
+            .writer
+            .set_meta(&jrace_trace::binlog::meta_daemon(tid), "1"));
+    }
     jni!(env, DeleteLocalRef, me);
     let log = match a.writer.thread_log(tid) {
         Ok(l) => l,
         Err(e) => {
-            a.log(&format!("thread {tid}: cannot open its log: {e}"));
+            // A thread missing from the trace would hide its races: stop recording.
+            a.cut(
+                "write_error",
+                &format!("thread {tid}: cannot create its log: {e}: recording stopped, the program goes on"),
+            );
             return None;
         }
     };
@@ -1149,8 +1202,12 @@ pub fn thread_end() {
                 jdk: false,
                 quiet: false,
             };
-            cx.bp_close_to(0, 0);
-            cx.emit(Kind::End, 0, 0, None, true);
+            // After a cut the thread's end is not recorded: the trace stops where the
+            // recording did, with the thread still running in it.
+            if !a.stopped.load(Ordering::SeqCst) {
+                cx.bp_close_to(0, 0);
+                cx.emit(Kind::End, 0, 0, None, true);
+            }
             if let Some(log) = g.log.take() {
                 a.io(log.finish());
             }
@@ -1262,9 +1319,20 @@ impl Cx<'_> {
     fn append(&mut self, s: u64, e: &Event) {
         let a = self.a;
         if let Some(log) = self.t.log.as_mut() {
+            // After a cut (another thread's, or a metadata write that failed on this
+            // one while naming what this event refers to) nothing more is written.
+            if a.stopped.load(Ordering::Relaxed) {
+                return;
+            }
             if let Err(err) = log.append(s, e) {
-                a.log(&format!("thread {}: {err}; recording stopped", self.t.tid));
                 self.t.log = None;
+                a.cut(
+                    "write_error",
+                    &format!(
+                        "thread {}: {err}: recording stopped, the program goes on",
+                        self.t.tid
+                    ),
+                );
                 return;
             }
             let value = e.has_value().then_some(e.value);
@@ -1277,11 +1345,13 @@ impl Cx<'_> {
                     let grown = now - self.t.bytes_counted;
                     self.t.bytes_counted = now;
                     let total = a.bytes.fetch_add(grown, Ordering::Relaxed) + grown;
-                    if total >= max && !a.stopped.swap(true, Ordering::SeqCst) {
-                        a.io(a.writer.set_meta("cut", "1"));
-                        a.log(&format!(
-                            "the trace reached {total} bytes (max_mb): recording stopped, the program goes on"
-                        ));
+                    if total >= max {
+                        a.cut(
+                            "max_mb",
+                            &format!(
+                                "the trace reached {total} bytes (max_mb): recording stopped, the program goes on"
+                            ),
+                        );
                     }
                 }
             }

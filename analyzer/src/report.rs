@@ -55,6 +55,54 @@ pub struct TraceSummary {
     pub threads: usize,
     pub variables: usize,
     pub locks: usize,
+    /// Present when the trace ends before the run did ([`Truncated`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Truncated>,
+}
+
+/// A trace cut short: races are those of what was recorded; the run went on (or died)
+/// past `after_event`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Truncated {
+    /// `max_mb`, `write_error`, `killed` or `exit`.
+    pub reason: &'static str,
+    pub message: String,
+    /// The trace ends after this event (the number of events in it).
+    pub after_event: u64,
+    /// Threads with events that had not ended at the cut.
+    pub running: Vec<String>,
+}
+
+impl Truncated {
+    pub fn new(t: &jrace_trace::Truncation, events: u64, sym: &Symbols) -> Truncated {
+        let mut message = t.reason.describe().to_string();
+        if let Some(d) = &t.detail {
+            message = format!("{message} (recorder: {d})");
+        }
+        Truncated {
+            reason: t.reason.name(),
+            message,
+            after_event: events,
+            running: t
+                .running
+                .iter()
+                .map(|&th| sym.thread_name(th).to_string())
+                .collect(),
+        }
+    }
+
+    /// One line for the text report and SARIF.
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "Trace cut short ({}): {}; it ends after event {}",
+            self.reason, self.message, self.after_event
+        );
+        if !self.running.is_empty() {
+            s += &format!("; threads still running then: {}", self.running.join(", "));
+        }
+        s += ". Races are those of the recorded part.";
+        s
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -229,6 +277,7 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
             threads: sym.threads.len(),
             variables: sym.vars.len(),
             locks: sym.locks.len(),
+            truncated: None,
         },
         detectors,
         races,
@@ -324,6 +373,9 @@ pub fn to_text(r: &Report) -> String {
         "Trace: {} events, {} threads, {} variables, {} locks",
         r.trace.events, r.trace.threads, r.trace.variables, r.trace.locks
     );
+    if let Some(t) = &r.trace.truncated {
+        let _ = writeln!(s, "{}", t.line());
+    }
     for d in &r.detectors {
         let noun = if d.warnings_only { "warning" } else { "race" };
         let plural = if d.races == 1 { "" } else { "s" };
@@ -392,6 +444,16 @@ pub fn to_sarif(r: &Report) -> String {
             })
         })
         .collect();
+    // A trace cut short is the run's notification, not a result.
+    let mut invocation = json!({"executionSuccessful": true});
+    if let Some(t) = &r.trace.truncated {
+        invocation["toolExecutionNotifications"] = json!([{
+            "level": "warning",
+            "descriptor": {"id": "trace-truncated"},
+            "message": {"text": t.line()},
+            "properties": {"reason": t.reason, "afterEvent": t.after_event, "running": t.running}
+        }]);
+    }
     let doc = json!({
         "version": "2.1.0",
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -406,6 +468,7 @@ pub fn to_sarif(r: &Report) -> String {
                      "fullDescription": {"text": "Conflicting accesses not protected by a common lock; the lockset discipline is not sound, so this may be a false alarm."}}
                 ]
             }},
+            "invocations": [invocation],
             "results": results
         }]
     });

@@ -25,6 +25,65 @@ pub trait EventSource {
     fn jdk_reads_dropped(&self) -> u64 {
         0
     }
+    /// Whether the trace ends before the program's run did, and where. Known once the
+    /// source has been read to its end (`None` before, and for formats that cannot tell).
+    fn truncation(&self) -> Option<Truncation> {
+        None
+    }
+}
+
+/// A trace that ends before the run it records did: recording stopped (a size limit, a
+/// write that failed), the JVM died before the recorder finished, or it exited while
+/// threads were still running. Such a trace is analyzed like any other (locks held and
+/// threads running at its end are normal); reports say it was cut, why, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Truncation {
+    pub reason: CutReason,
+    /// The recorder's own words about it, when it left any.
+    pub detail: Option<String>,
+    /// Threads with events in the trace that had not ended when it ends.
+    pub running: Vec<ThreadId>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CutReason {
+    /// The trace reached the recorder's size limit (`max_mb`).
+    SizeLimit,
+    /// The recorder could not write (a full disk, a file it could not create or grow).
+    WriteError,
+    /// The recorder never finished the trace: the JVM was killed or crashed.
+    Killed,
+    /// The JVM exited (`System.exit`, or the last non-daemon thread ended) while these
+    /// threads were still running: their events after that point are not in the trace.
+    Exit,
+}
+
+impl CutReason {
+    /// The name used in JSON reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            CutReason::SizeLimit => "max_mb",
+            CutReason::WriteError => "write_error",
+            CutReason::Killed => "killed",
+            CutReason::Exit => "exit",
+        }
+    }
+
+    /// What happened, for a reader of the report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CutReason::SizeLimit => {
+                "recording stopped at the size limit (max_mb); the program went on unrecorded"
+            }
+            CutReason::WriteError => {
+                "recording stopped because the recorder could not write its logs (a full disk?)"
+            }
+            CutReason::Killed => {
+                "the JVM ended before the recorder finished the trace (killed or crashed)"
+            }
+            CutReason::Exit => "the JVM exited while threads were still running",
+        }
+    }
 }
 
 /// Opens a trace: a directory is an agent trace directory, anything else a `.std` file.

@@ -481,6 +481,15 @@ impl EventSource for FilteredSource<'_> {
     fn has_branches(&self) -> bool {
         self.inner.has_branches()
     }
+    fn reads_moved(&self) -> u64 {
+        self.inner.reads_moved()
+    }
+    fn jdk_reads_dropped(&self) -> u64 {
+        self.inner.jdk_reads_dropped()
+    }
+    fn truncation(&self) -> Option<crate::source::Truncation> {
+        self.inner.truncation()
+    }
 }
 
 #[cfg(test)]

@@ -64,6 +64,14 @@ impl Checker {
         &mut self.locks[i]
     }
 
+    /// Threads with an event so far that have not ended.
+    pub fn running(&self) -> Vec<ThreadId> {
+        (0..self.threads.len())
+            .filter(|&t| self.threads[t].seen && !self.threads[t].ended)
+            .map(|t| t as ThreadId)
+            .collect()
+    }
+
     /// Locks held by `t` right now, outermost acquisitions in acquisition order.
     pub fn held_by(&self, t: ThreadId) -> &[LockId] {
         self.held

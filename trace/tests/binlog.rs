@@ -645,3 +645,102 @@ fn agent_traces_return_a_stale_read_before_the_write_it_did_not_see() {
     assert_eq!(order(&t), expected);
     assert_eq!(r.reads_moved(), 1);
 }
+
+/// A trace says why and where it was cut: the agent's `cut` metadata (the size limit, a
+/// write that failed), non-daemon threads that had not ended in an agent's finished trace
+/// (an exit with threads running); a finished trace with every non-daemon thread ended,
+/// or one another writer made, is not cut. (A killed writer's trace: tests/killed_writer.rs.)
+#[test]
+fn truncation_says_why_a_trace_was_cut() {
+    let write = |dir: &Path, meta: &[(&str, &str)], worker_ends: bool| {
+        let w = TraceWriter::create(dir).unwrap();
+        w.name(Table::Thread, 0, "main").unwrap();
+        w.name(Table::Thread, 1, "worker").unwrap();
+        w.name(Table::Static, 0, "x").unwrap();
+        w.var(0, 0, "x").unwrap();
+        w.loc(0, "A.java:1", None).unwrap();
+        for (k, v) in meta {
+            w.set_meta(k, v).unwrap();
+        }
+        let mut m = w.thread_log(0).unwrap();
+        m.append(1, &Event::new(0, Kind::Begin, 0, 0)).unwrap();
+        m.append(2, &Event::new(0, Kind::Fork, 1, 0)).unwrap();
+        m.append(6, &Event::new(0, Kind::End, 0, 0)).unwrap();
+        m.finish().unwrap();
+        let mut t = w.thread_log(1).unwrap();
+        t.append(3, &Event::new(1, Kind::Begin, 0, 0)).unwrap();
+        t.append(4, &Event::new(1, Kind::Write, 0, 0).with_value(1))
+            .unwrap();
+        if worker_ends {
+            t.append(5, &Event::new(1, Kind::End, 0, 0)).unwrap();
+        }
+        t.finish().unwrap();
+        w.finish().unwrap();
+    };
+    let agent = ("recorder", "jrace-agent");
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, bool, Option<CutReason>);
+    let cases: Vec<Case> = vec![
+        ("all-ended", vec![agent], true, None),
+        ("exit", vec![agent], false, Some(CutReason::Exit)),
+        // A daemon thread may run on at a normal exit.
+        ("daemon", vec![agent, ("daemon.1", "1")], false, None),
+        ("other-writer", vec![], false, None),
+        (
+            "max-mb",
+            vec![
+                agent,
+                ("cut", "max_mb"),
+                ("cut_detail", "the trace reached 5 MB"),
+            ],
+            false,
+            Some(CutReason::SizeLimit),
+        ),
+        (
+            "max-mb-old",
+            vec![agent, ("cut", "1")],
+            true,
+            Some(CutReason::SizeLimit),
+        ),
+        (
+            "write-error",
+            vec![agent, ("cut", "write_error")],
+            false,
+            Some(CutReason::WriteError),
+        ),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, meta, ends, want) in cases {
+        let dir = tmp.path().join(name);
+        write(&dir, &meta, ends);
+        let mut r = TraceReader::open(&dir).unwrap();
+        while r.next_event().unwrap().is_some() {}
+        let got = r.truncation();
+        assert_eq!(got.as_ref().map(|c| c.reason), want, "{name}");
+        if let Some(c) = got {
+            let running: Vec<&str> = c
+                .running
+                .iter()
+                .map(|&t| r.symbols().thread_name(t))
+                .collect();
+            assert_eq!(
+                running,
+                if ends { vec![] } else { vec!["worker"] },
+                "{name}"
+            );
+            assert_eq!(
+                c.detail.is_some(),
+                meta.iter().any(|(k, _)| *k == "cut_detail"),
+                "{name}"
+            );
+        }
+    }
+    // A `.std` file cannot tell.
+    let mut src = jrace_trace::std_format::StdReader::open(&{
+        let p = tmp.path().join("t.std");
+        std::fs::write(&p, "main|fork(w)|1\nw|begin|2\nw|w(x,1)|3\n").unwrap();
+        p
+    })
+    .unwrap();
+    while src.next_event().unwrap().is_some() {}
+    assert!(src.truncation().is_none());
+}

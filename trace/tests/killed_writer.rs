@@ -115,6 +115,10 @@ fn check_prefixes(dir: &Path) -> Vec<u64> {
         counts[t as usize] += 1;
     }
     assert!(!r.has_branches());
+    let cut = r
+        .truncation()
+        .unwrap_or_else(|| panic!("{}: a killed writer's trace says it was cut", dir.display()));
+    assert_eq!(cut.reason, jrace_trace::CutReason::Killed);
     counts
 }
 

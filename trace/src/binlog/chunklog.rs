@@ -88,6 +88,11 @@ pub struct ChunkLog {
     chunk: u64,
     compressor: zstd::bulk::Compressor<'static>,
     finished: bool,
+    /// A frame could not be written (a full disk): nothing is sealed any more, and the
+    /// open chunk stays as it is, the log's last records, for the reader.
+    broken: bool,
+    /// Bytes at the end of the open chunk that only [`ChunkLog::append_reserved`] uses.
+    reserve: usize,
     /// Bytes written to `STEM.jrl` so far.
     sealed_bytes: u64,
 }
@@ -115,6 +120,13 @@ impl ChunkLog {
             .write(true)
             .open(&tmp)?;
         f.set_len((OPEN_HEADER + cap) as u64)?;
+        // The map is written through, so its blocks must exist: on a full disk a store
+        // into a hole the file system cannot fill is a SIGBUS, not an error.
+        if let Err(e) = reserve_blocks(&f, (OPEN_HEADER + cap) as u64) {
+            drop(f);
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         // SAFETY: the file is ours (created above, never truncated while mapped); other
         // processes only ever read it after this one is gone or finished.
         let mut map = unsafe { MmapMut::map_mut(&f)? };
@@ -139,6 +151,8 @@ impl ChunkLog {
             chunk: 0,
             compressor,
             finished: false,
+            broken: false,
+            reserve: 0,
             sealed_bytes: 32,
         })
     }
@@ -148,10 +162,25 @@ impl ChunkLog {
         self.sealed_bytes + self.used as u64
     }
 
-    /// Bytes still free in the open chunk.
+    /// Bytes still free in the open chunk for [`ChunkLog::append`].
     #[inline]
     pub fn remaining(&self) -> usize {
-        self.cap - self.used
+        (self.cap - self.reserve).saturating_sub(self.used)
+    }
+
+    /// Keeps the last `bytes` of the open chunk for [`ChunkLog::append_reserved`]: a
+    /// record that must land even when nothing can be sealed any more (a full disk).
+    pub fn set_reserve(&mut self, bytes: usize) {
+        self.reserve = bytes.min(self.cap / 2);
+    }
+
+    /// Appends a small record into the open chunk, into the reserve if need be, without
+    /// sealing. Fails when even the reserve is used up.
+    pub fn append_reserved(&mut self, rec: &[u8]) -> io::Result<()> {
+        if rec.len() > self.remaining() && !self.broken {
+            let _ = self.seal(); // room for later records; a failure leaves the chunk as is
+        }
+        self.write_within(rec, self.cap)
     }
 
     /// Appends one record (`rec[0]`, the tag, must be non-zero) that fits in the open
@@ -159,10 +188,16 @@ impl ChunkLog {
     /// zero tag.
     #[inline]
     pub fn write_fitting(&mut self, rec: &[u8]) -> io::Result<()> {
+        self.write_within(rec, self.cap - self.reserve)
+    }
+
+    /// [`ChunkLog::write_fitting`] into the first `limit` bytes of the open chunk.
+    #[inline]
+    fn write_within(&mut self, rec: &[u8], limit: usize) -> io::Result<()> {
         let Some(map) = self.map.as_mut() else {
             return Err(finished_err());
         };
-        if rec.is_empty() || rec[0] == 0 || rec.len() > self.cap - self.used {
+        if rec.is_empty() || rec[0] == 0 || self.used + rec.len() > limit {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "record does not fit",
@@ -185,7 +220,7 @@ impl ChunkLog {
         if self.map.is_none() {
             return Err(finished_err());
         }
-        if rec.len() > self.cap {
+        if rec.len() > self.cap - self.reserve {
             self.seal()?;
             self.write_frame(rec, 1)?;
             self.set_open_chunk_no(self.chunk + 1);
@@ -215,14 +250,14 @@ impl ChunkLog {
         } else {
             frame(CODEC_STORED, self.chunk, raw.len() as u32, records, raw)
         };
-        self.sealed_bytes += f.len() as u64;
         if let Err(e) = self.sealed.write_all(&f) {
-            // The log may now end in a partial frame: stop writing it. The open chunk file
-            // stays, so a reader still gets every record (the torn frame is dropped).
-            self.finished = true;
-            self.map = None;
+            // The log may now end in a partial frame: seal nothing more. The open chunk
+            // file stays as it is, so a reader still gets every record (the torn frame is
+            // dropped), and the reserve can still take a record.
+            self.broken = true;
             return Err(e);
         }
+        self.sealed_bytes += f.len() as u64;
         Ok(())
     }
 
@@ -232,11 +267,17 @@ impl ChunkLog {
         if self.records == 0 {
             return Ok(());
         }
+        if self.broken {
+            return Err(broken_err());
+        }
         let Some(map) = self.map.take() else {
             return Err(finished_err());
         };
         let res = self.write_frame(&map[OPEN_HEADER..OPEN_HEADER + self.used], self.records);
-        res?;
+        if let Err(e) = res {
+            self.map = Some(map);
+            return Err(e);
+        }
         let mut map = map;
         map[OPEN_HEADER..OPEN_HEADER + self.used].fill(0);
         self.map = Some(map);
@@ -251,6 +292,12 @@ impl ChunkLog {
     pub fn finish(&mut self) -> io::Result<()> {
         if self.finished {
             return Ok(());
+        }
+        if self.broken {
+            // The open chunk file stays: it holds the log's last records.
+            self.finished = true;
+            self.map = None;
+            return Err(broken_err());
         }
         self.seal()?;
         self.sealed
@@ -269,4 +316,20 @@ impl Drop for ChunkLog {
 
 fn finished_err() -> io::Error {
     io::Error::other("log already finished")
+}
+
+fn broken_err() -> io::Error {
+    io::Error::other("an earlier write to the log failed")
+}
+
+/// Allocates the file's first `len` bytes on disk (zeros), or says why it cannot.
+fn reserve_blocks(f: &File, len: u64) -> io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: a plain system call on a file descriptor we own.
+    let r = unsafe { libc::posix_fallocate(f.as_raw_fd(), 0, len as libc::off_t) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(r))
+    }
 }

@@ -63,6 +63,9 @@ pub struct LogReader {
     next: u64,
     open: Open,
     done: bool,
+    /// The log ended without its end frame (read up to its open chunk): the writer was
+    /// killed, or the process died, before finishing it.
+    unfinished: bool,
     comp: Vec<u8>,
     /// zstd context, made at the first compressed chunk and reused for the others.
     dctx: Option<zstd::bulk::Decompressor<'static>>,
@@ -175,9 +178,15 @@ impl LogReader {
             next: 0,
             open,
             done: false,
+            unfinished: false,
             comp: Vec::new(),
             dctx: None,
         })
+    }
+
+    /// Whether the log, read to its end, had no end frame (its writer did not finish it).
+    pub fn unfinished(&self) -> bool {
+        self.unfinished
     }
 
     /// The next chunk's records into `buf`, or `None` at the end of the log.
@@ -333,6 +342,7 @@ impl LogReader {
     /// the kill came between sealing and clearing it.
     fn after_sealed(&mut self, buf: &mut Vec<u8>) -> Result<Option<ChunkOrigin>, TraceError> {
         self.done = true;
+        self.unfinished = true;
         match std::mem::replace(&mut self.open, Open::Absent) {
             Open::Absent => Err(bin(&self.sealed_path, self.pos, "expected an end frame, found the end of the file (the log was truncated, or its .open file was removed)")),
             Open::Chunk(n, data) if n == self.next => {

@@ -37,6 +37,17 @@ pub use writer::{
 
 /// Stem of the metadata log: `meta.jrl` (+ `meta.open` while a writer runs).
 pub const META_STEM: &str = "meta";
+/// Metadata key the agent writes when it stops recording while the program goes on:
+/// `max_mb` (the size limit; `1` in older traces) or `write_error`.
+pub const META_CUT: &str = "cut";
+/// Metadata key with the agent's words about the cut (its agent.log line).
+pub const META_CUT_DETAIL: &str = "cut_detail";
+
+/// Metadata key `daemon.ID`, `1` for a thread the agent saw was a daemon thread (one the JVM
+/// does not wait for at exit).
+pub fn meta_daemon(t: crate::model::ThreadId) -> String {
+    format!("daemon.{t}")
+}
 /// Extension of a log's sealed part.
 pub const SEALED_EXT: &str = "jrl";
 /// Extension of a log's memory-mapped open chunk.

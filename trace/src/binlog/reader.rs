@@ -10,10 +10,13 @@ use super::heap::HeapReplay;
 use super::logread::{ChunkOrigin, LogReader};
 use super::meta::MetaTables;
 use super::varint::Cursor;
-use super::{thread_stem, META_LOG_ID, META_STEM, OPEN_EXT, SEALED_EXT};
+use super::{
+    meta_daemon, thread_stem, META_CUT, META_CUT_DETAIL, META_LOG_ID, META_STEM, OPEN_EXT,
+    SEALED_EXT,
+};
 use crate::error::TraceError;
 use crate::model::*;
-use crate::source::EventSource;
+use crate::source::{CutReason, EventSource, Truncation};
 use crate::wellformed::Checker;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
@@ -240,6 +243,8 @@ pub struct TraceReader {
     /// ([`TraceReader::keep_sync`]), and the JDK reads dropped.
     sync_values: rustc_hash::FxHashMap<u32, i64>,
     jdk_reads_dropped: u64,
+    /// The metadata log had no end frame: the recorder never finished the trace.
+    meta_unfinished: bool,
 }
 
 const NONE: usize = usize::MAX;
@@ -455,6 +460,7 @@ impl TraceReader {
                 ));
             }
         }
+        let meta_unfinished = log.unfinished();
         let meta = std::mem::take(&mut tables.kv);
         let replay = HeapReplay::new(std::mem::take(&mut tables.heap));
         let min_threads = threads.iter().next_back().map_or(0, |&t| t + 1);
@@ -484,6 +490,7 @@ impl TraceReader {
             stale: StaleReads::default(),
             sync_values: Default::default(),
             jdk_reads_dropped: 0,
+            meta_unfinished,
         };
         r.stale.on = r.meta.get("recorder").map(String::as_str) == Some("jrace-agent");
         for t in threads {
@@ -634,6 +641,34 @@ impl EventSource for TraceReader {
     /// ([`TraceReader::keep_sync`]).
     fn jdk_reads_dropped(&self) -> u64 {
         self.jdk_reads_dropped
+    }
+
+    /// From the metadata (`cut`, written when the agent stopped recording), logs without
+    /// their end frame (the JVM died first), and non-daemon threads that had not ended (an
+    /// exit with threads running; agent traces only, whose non-daemon threads all end in a
+    /// run that ends by itself).
+    fn truncation(&self) -> Option<Truncation> {
+        let unfinished = self.meta_unfinished || self.streams.iter().any(|s| s.log.unfinished());
+        let reason = match self.meta.get(META_CUT).map(String::as_str) {
+            Some("write_error") => CutReason::WriteError,
+            Some(_) => CutReason::SizeLimit,
+            None if unfinished => CutReason::Killed,
+            None => {
+                // Daemon threads may run at a normal exit (idle pool workers); a
+                // non-daemon thread still running means the JVM exited under it.
+                let agent = self.meta.get("recorder").map(String::as_str) == Some("jrace-agent");
+                let daemon = |&t: &ThreadId| self.meta.contains_key(&meta_daemon(t));
+                if !agent || self.checker.running().iter().all(daemon) {
+                    return None;
+                }
+                CutReason::Exit
+            }
+        };
+        Some(Truncation {
+            reason,
+            detail: self.meta.get(META_CUT_DETAIL).cloned(),
+            running: self.checker.running(),
+        })
     }
 
     /// The `branches` metadata key when present (`1`/`0`), else whether a branch event

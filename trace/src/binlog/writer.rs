@@ -50,6 +50,18 @@ struct MetaLog {
     buf: Vec<u8>,
 }
 
+/// Bytes the metadata log keeps free for [`TraceWriter::set_meta_reserved`].
+const META_RESERVE: usize = 1024;
+
+/// `s` cut to at most `max` bytes, at a character boundary.
+fn cut_str(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// A trace directory being written. Share it between threads (it is `Sync`): metadata
 /// records go through one mutex (names are interned rarely); events go through
 /// [`ThreadLog`]s, which share nothing.
@@ -68,13 +80,14 @@ impl TraceWriter {
 
     pub fn create_with(dir: &Path, opts: WriterOptions) -> io::Result<TraceWriter> {
         std::fs::create_dir_all(dir)?;
-        let log = ChunkLog::create(
+        let mut log = ChunkLog::create(
             dir,
             META_STEM,
             META_LOG_ID,
             opts.chunk_bytes,
             opts.zstd_level,
         )?;
+        log.set_reserve(META_RESERVE);
         Ok(TraceWriter {
             dir: dir.to_owned(),
             opts,
@@ -179,6 +192,21 @@ impl TraceWriter {
     /// A later value for the same key replaces the earlier one.
     pub fn set_meta(&self, key: &str, value: &str) -> io::Result<()> {
         self.record(|b| kv_record(b, key, value))
+    }
+
+    /// [`TraceWriter::set_meta`] for the last facts of a trace whose disk may be full (why
+    /// recording stopped): written into room the metadata log keeps for them, so it lands
+    /// even when nothing can be sealed any more. Key and value are cut to fit.
+    pub fn set_meta_reserved(&self, key: &str, value: &str) -> io::Result<()> {
+        let mut m = self.meta();
+        let m = &mut *m;
+        m.buf.clear();
+        kv_record(
+            &mut m.buf,
+            cut_str(key, 64),
+            cut_str(value, META_RESERVE / 4),
+        );
+        m.log.append_reserved(&m.buf)
     }
 
     /// Seals the metadata log's open chunk (compresses what was written so far).
