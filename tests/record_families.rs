@@ -408,6 +408,81 @@ fn a_full_disk_stops_recording_not_the_program() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Each way a log's file can fail (`JRACE_TEST_FAULT`: its creation, the reservation of
+/// its blocks, its mapping, a sealed chunk's write, at the start, mid-run, at a thread's
+/// end, at exit): the program's output and status are those of an unrecorded run, and
+/// either the trace could not be started at all (the agent says so and the program runs
+/// unrecorded) or it analyzes and says it was cut by a write error, in one `jrace:` line
+/// on stderr and in the report.
+#[test]
+fn every_failing_write_stops_recording_not_the_program() {
+    if !java_ready() {
+        return;
+    }
+    let dir = scratch("faults");
+    let small = ("juc.AtomicSpin", &[][..]);
+    let busy = ("workloads.Loops", &["3", "200000"][..]);
+    let cases = [
+        ("create:1", small), // the metadata log: no trace at all
+        ("create:3", small), // the first thread's log
+        ("create:6", busy),  // a thread started later
+        ("reserve:1", small),
+        ("reserve:3", small),
+        ("map:2", small),
+        ("map:4", busy),
+        ("frame:1", small), // a thread's log at its end
+        ("frame:3", small), // the main thread's, at exit
+        ("frame:4", small), // the metadata log's, at exit
+        ("frame:3", busy),  // mid-run
+    ];
+    let mut plain = std::collections::HashMap::new();
+    for (k, (fault, (main, args))) in cases.iter().enumerate() {
+        let want = plain
+            .entry(main)
+            .or_insert_with(|| harness::java_plain(&[], main, args));
+        let trace = dir.join(format!("t{k}"));
+        let cp = classes();
+        let mut a = vec!["record", "-o", trace.to_str().unwrap(), "--", "java", "-cp"];
+        a.push(cp.to_str().unwrap());
+        a.push(main);
+        a.extend_from_slice(args);
+        let out = Command::new(env!("CARGO_BIN_EXE_jrace"))
+            .args(&a)
+            .env("JRACE_TEST_FAULT", fault)
+            .output()
+            .unwrap();
+        let what = format!("{fault} in {main}");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{what}: {err}");
+        assert_eq!(text(&out.stdout), text(&want.stdout), "{what}: output");
+        if !trace.join("meta.jrl").exists() {
+            assert!(
+                err.contains("jrace agent: cannot create the trace directory"),
+                "{what}: {err}"
+            );
+            continue;
+        }
+        let said: Vec<&str> = err.lines().filter(|l| l.starts_with("jrace:")).collect();
+        assert_eq!(said.len(), 1, "{what}: one line on stderr: {err}");
+        let doc = analyze(&trace, "hb,shb").unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(
+            doc["trace"]["truncated"]["reason"], "write_error",
+            "{what}: {}",
+            doc["trace"]
+        );
+        // A log whose chunk could not be sealed keeps its open chunk for readers; a
+        // log that could not be made leaves nothing; the others are finished.
+        let broken = usize::from(fault.starts_with("frame"));
+        assert_eq!(
+            open_logs(&trace).len(),
+            broken,
+            "{what}: {:?}",
+            open_logs(&trace)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `max_mb`: recording stops, the program runs on with its output and status unchanged,
 /// the agent says so (agent.log, stderr), and the trace cut there is analyzed, its report
 /// (text, JSON, SARIF) saying it was cut, where, and which threads were running.

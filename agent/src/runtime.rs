@@ -324,6 +324,8 @@ pub struct Agent {
     next_ids: AtomicU64,
     rmw: [Mutex<()>; RMW_STRIPES],
     pub stopped: AtomicBool,
+    /// Why the trace ends early was recorded ([`Agent::note_cut`]).
+    cut_noted: AtomicBool,
     /// Stack frame (method, bci) -> location id.
     frames: Mutex<FxHashMap<(usize, i64), u32>>,
     /// Bytes of all logs, as last reported by their threads (for `max_mb`).
@@ -460,6 +462,7 @@ impl Agent {
             next_ids: AtomicU64::new(1),
             rmw: std::array::from_fn(|_| Mutex::new(())),
             stopped: AtomicBool::new(false),
+            cut_noted: AtomicBool::new(false),
             frames: Mutex::new(FxHashMap::default()),
             bytes: AtomicU64::new(0),
             java: OnceLock::new(),
@@ -734,10 +737,16 @@ impl Agent {
     /// Stops recording for good while the program goes on: says why in agent.log, on
     /// stderr and in the metadata, where reports find it (`reason` as in
     /// [`jrace_trace::binlog::META_CUT`]).
-    /// Only the first call does anything. Events that name what the metadata could not
+    /// Only the first reason is recorded. Events that name what the metadata could not
     /// take are never written: [`Cx::append`] checks the flag this sets.
     pub fn cut(&self, reason: &str, detail: &str) {
-        if self.stopped.swap(true, Ordering::SeqCst) {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.note_cut(reason, detail);
+    }
+
+    /// Records why the trace ends early (once): metadata, agent.log, stderr.
+    fn note_cut(&self, reason: &str, detail: &str) {
+        if self.cut_noted.swap(true, Ordering::SeqCst) {
             return;
         }
         use jrace_trace::binlog::{META_CUT, META_CUT_DETAIL};
@@ -758,10 +767,21 @@ impl Agent {
     pub fn shutdown(&self) {
         self.stopped.store(true, Ordering::SeqCst);
         let threads = std::mem::take(&mut *lock(&self.threads));
+        // A log that cannot be finished (a full disk) keeps its last records in its open
+        // chunk, which readers take; the trace then says it was cut.
+        let unfinished = |what: String, e: std::io::Error| {
+            self.note_cut(
+                "write_error",
+                &format!("{what}: {e}: the end of the trace may be missing"),
+            )
+        };
         for t in threads {
             let mut t = lock(&t);
             if let Some(log) = t.log.take() {
-                self.io(log.finish());
+                let tid = t.tid;
+                if let Err(e) = log.finish() {
+                    unfinished(format!("thread {tid}: cannot finish its log"), e);
+                }
             }
             self.stats
                 .tree_dropped
@@ -807,7 +827,9 @@ impl Agent {
                 .writer
                 .set_meta(jrace_trace::tree::META_DROPPED, &n.to_string()));
         }
-        self.io(self.writer.finish_meta());
+        if let Err(e) = self.writer.finish_meta() {
+            unfinished("cannot finish the metadata log".into(), e);
+        }
     }
 }
 
@@ -1209,7 +1231,12 @@ pub fn thread_end() {
                 cx.emit(Kind::End, 0, 0, None, true);
             }
             if let Some(log) = g.log.take() {
-                a.io(log.finish());
+                if let Err(e) = log.finish() {
+                    a.cut(
+                        "write_error",
+                        &format!("thread {}: cannot finish its log: {e}: recording stopped, the program goes on", g.tid),
+                    );
+                }
             }
             a.stats
                 .tree_dropped

@@ -112,34 +112,42 @@ impl ChunkLog {
                 format!("{} already exists", sealed_path.display()),
             ));
         }
-        let tmp = tmp_path(&open_path);
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .read(true)
-            .write(true)
-            .open(&tmp)?;
-        f.set_len((OPEN_HEADER + cap) as u64)?;
-        // The map is written through, so its blocks must exist: on a full disk a store
-        // into a hole the file system cannot fill is a SIGBUS, not an error.
-        if let Err(e) = reserve_blocks(&f, (OPEN_HEADER + cap) as u64) {
-            drop(f);
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-        // SAFETY: the file is ours (created above, never truncated while mapped); other
-        // processes only ever read it after this one is gone or finished.
-        let mut map = unsafe { MmapMut::map_mut(&f)? };
-        map[..32].copy_from_slice(&file_header(OPEN_MAGIC, id));
-        std::fs::rename(&tmp, &open_path)?;
-        let tmp = tmp_path(&sealed_path);
-        let mut sealed = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .open(&tmp)?;
-        sealed.write_all(&file_header(LOG_MAGIC, id))?;
-        std::fs::rename(&tmp, &sealed_path)?;
+        let (open_tmp, sealed_tmp) = (tmp_path(&open_path), tmp_path(&sealed_path));
+        let made = (|| -> io::Result<(MmapMut, File)> {
+            fault::inject(fault::Fault::Create)?;
+            let f = OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .read(true)
+                .write(true)
+                .open(&open_tmp)?;
+            f.set_len((OPEN_HEADER + cap) as u64)?;
+            // The map is written through, so its blocks must exist: on a full disk a store
+            // into a hole the file system cannot fill is a SIGBUS, not an error.
+            fault::inject(fault::Fault::Reserve)?;
+            reserve_blocks(&f, (OPEN_HEADER + cap) as u64)?;
+            fault::inject(fault::Fault::Map)?;
+            // SAFETY: the file is ours (created above, never truncated while mapped); other
+            // processes only ever read it after this one is gone or finished.
+            let mut map = unsafe { MmapMut::map_mut(&f)? };
+            map[..32].copy_from_slice(&file_header(OPEN_MAGIC, id));
+            std::fs::rename(&open_tmp, &open_path)?;
+            fault::inject(fault::Fault::Create)?;
+            let mut sealed = OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .open(&sealed_tmp)?;
+            sealed.write_all(&file_header(LOG_MAGIC, id))?;
+            std::fs::rename(&sealed_tmp, &sealed_path)?;
+            Ok((map, sealed))
+        })();
+        // A log that could not be made leaves nothing behind.
+        let (map, sealed) = made.inspect_err(|_| {
+            for p in [&open_tmp, &open_path, &sealed_tmp, &sealed_path] {
+                let _ = std::fs::remove_file(p);
+            }
+        })?;
         let compressor = zstd::bulk::Compressor::new(level)?;
         Ok(ChunkLog {
             sealed,
@@ -250,7 +258,7 @@ impl ChunkLog {
         } else {
             frame(CODEC_STORED, self.chunk, raw.len() as u32, records, raw)
         };
-        if let Err(e) = self.sealed.write_all(&f) {
+        if let Err(e) = fault::write_frame(&mut self.sealed, &f) {
             // The log may now end in a partial frame: seal nothing more. The open chunk
             // file stays as it is, so a reader still gets every record (the torn frame is
             // dropped), and the reserve can still take a record.
@@ -294,9 +302,8 @@ impl ChunkLog {
             return Ok(());
         }
         if self.broken {
-            // The open chunk file stays: it holds the log's last records.
-            self.finished = true;
-            self.map = None;
+            // The open chunk file stays, mapped: it holds the log's last records, and
+            // its reserve can still take one.
             return Err(broken_err());
         }
         self.seal()?;
@@ -331,5 +338,72 @@ fn reserve_blocks(f: &File, len: u64) -> io::Result<()> {
         Ok(())
     } else {
         Err(io::Error::from_raw_os_error(r))
+    }
+}
+
+/// Fault injection for tests: `JRACE_TEST_FAULT=KIND:N` makes the N-th operation of that
+/// kind in this process fail as a full disk would (`ENOSPC`), where KIND is `create` (a
+/// log's file), `reserve` (its open chunk's blocks), `map` (mapping it) or `frame` (a
+/// sealed chunk's write, which then stops half way). Unset, it costs one load per
+/// operation, and none of these is on an event's path.
+mod fault {
+    use std::io::{self, Write};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    pub enum Fault {
+        Create,
+        Reserve,
+        Map,
+        Frame,
+    }
+
+    fn plan() -> Option<(Fault, u64)> {
+        static PLAN: OnceLock<Option<(Fault, u64)>> = OnceLock::new();
+        *PLAN.get_or_init(|| {
+            let v = std::env::var("JRACE_TEST_FAULT").ok()?;
+            let (k, n) = v.split_once(':')?;
+            let kind = match k {
+                "create" => Fault::Create,
+                "reserve" => Fault::Reserve,
+                "map" => Fault::Map,
+                "frame" => Fault::Frame,
+                _ => return None,
+            };
+            Some((kind, n.parse().ok()?))
+        })
+    }
+
+    /// Whether this operation of `kind` is the one planned to fail.
+    fn due(kind: Fault) -> bool {
+        static SEEN: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+        match plan() {
+            Some((k, n)) if k == kind => {
+                SEEN[kind as usize].fetch_add(1, Ordering::Relaxed) + 1 == n
+            }
+            _ => false,
+        }
+    }
+
+    fn full() -> io::Error {
+        io::Error::from_raw_os_error(28) // ENOSPC
+    }
+
+    pub fn inject(kind: Fault) -> io::Result<()> {
+        if due(kind) {
+            Err(full())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `w.write_all(bytes)`, or half of it and a full disk when a fault is due.
+    pub fn write_frame(w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+        if due(Fault::Frame) {
+            w.write_all(&bytes[..bytes.len() / 2])?;
+            return Err(full());
+        }
+        w.write_all(bytes)
     }
 }
