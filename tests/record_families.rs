@@ -483,6 +483,46 @@ fn every_failing_write_stops_recording_not_the_program() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// HotSpot compiles no method whose monitors it cannot prove balanced. The hook after a
+/// `monitorenter` sat outside javac's handler that releases the monitor (an exception
+/// there would leave the method holding it), so every instrumented method with a
+/// `synchronized` block ran interpreted for ever: `workloads.Loops` spent a third of its
+/// time in the interpreter. The hook is now inside that handler, and C2 compiles the
+/// method (C1 still declines it: javac's handler covers itself, and the hook before its
+/// `monitorexit` is a call there).
+#[test]
+fn instrumented_synchronized_blocks_are_jit_compiled() {
+    if !java_ready() {
+        return;
+    }
+    let dir = scratch("jit");
+    let out = record(
+        &dir.join("trace"),
+        &["-XX:+PrintCompilation"],
+        "workloads.Loops",
+        &["2", "1000000"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let log = text(&out.stdout);
+    let method = "workloads.Loops::lambda$main$0";
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains(method)).collect();
+    // `   154   64 % !   4       workloads.Loops::lambda$main$0 @ 15 (313 bytes)`
+    let tier4 = |l: &&str| {
+        let before = &l[..l.find(method).unwrap()];
+        before.split_whitespace().last() == Some("4")
+    };
+    let skipped: Vec<&&str> = lines
+        .iter()
+        .filter(|l| tier4(l) && l.contains("COMPILE SKIPPED"))
+        .collect();
+    assert!(skipped.is_empty(), "C2 declined it: {skipped:?}");
+    assert!(
+        lines.iter().any(|l| tier4(l) && !l.contains("SKIPPED")),
+        "C2 compiled the loop: {lines:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `max_mb`: recording stops, the program runs on with its output and status unchanged,
 /// the agent says so (agent.log, stderr), and the trace cut there is analyzed, its report
 /// (text, JSON, SARIF) saying it was cut, where, and which threads were running.

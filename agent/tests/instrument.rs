@@ -1190,3 +1190,88 @@ fn corrupted_classes_never_panic() {
     println!("{total} corrupted classes: {changed} instrumented, {errors} rejected");
     assert!(errors > 0 && changed > 0);
 }
+
+/// Every `monitorenter` that javac follows with the handler releasing its monitor (a
+/// catch-all range starting at the next instruction) keeps that handler over the hook
+/// inserted after it: otherwise an exception in the hook would leave the method holding
+/// the monitor, and HotSpot compiles no method whose monitors it cannot prove balanced
+/// (tests/record_families.rs checks the JIT itself).
+#[test]
+fn the_monitor_handler_covers_the_hook_after_monitorenter() {
+    let Some((_, javac)) = java_tools() else {
+        println!("SKIPPED: no JDK");
+        return;
+    };
+    let c = compile(&javac, "instr-monitor-ranges");
+    // Per method: monitorenters with a catch-all range starting right after them.
+    let guarded = |bytes: &[u8]| -> BTreeMap<String, usize> {
+        let cf = ClassFile::parse(bytes).unwrap();
+        let mut per = BTreeMap::new();
+        for m in &cf.methods {
+            let Some(code) = m.code() else { continue };
+            let ed = CodeEditor::new(code).unwrap();
+            let n = ed
+                .instructions()
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, ins))| ins.op == op::MONITORENTER)
+                .filter(|&(i, (at, _))| {
+                    // The range starts at the next instruction (javac), or, once
+                    // instrumented, right after the monitorenter, before its hook.
+                    let next = ed.instructions().get(i + 1).map_or(u32::MAX, |n| n.0);
+                    code.exception_table.iter().any(|e| {
+                        e.catch_type == 0
+                            && (e.start_pc as u32 == at + 1 || e.start_pc as u32 == next)
+                    })
+                })
+                .count();
+            if n > 0 {
+                per.insert(
+                    format!("{}{}", cf.method_name(m), cf.method_descriptor(m)),
+                    n,
+                );
+            }
+        }
+        per
+    };
+    let mut checked = 0;
+    for f in common::class_files(&c.orig) {
+        let bytes = std::fs::read(&f).unwrap();
+        let before = guarded(&bytes);
+        if before.is_empty() {
+            continue;
+        }
+        let mut sites = SiteList::default();
+        let o = instrument(&bytes, &Options::default(), &mut sites);
+        let after = guarded(o.bytes.as_deref().unwrap_or(&bytes));
+        // Instrumented, the instruction after the monitorenter is the hook's first: a
+        // range starting there covers the hook.
+        let cf = ClassFile::parse(o.bytes.as_deref().unwrap()).unwrap();
+        for m in &cf.methods {
+            let Some(code) = m.code() else { continue };
+            let ed = CodeEditor::new(code).unwrap();
+            for (at, ins) in ed.instructions() {
+                if ins.op == op::MONITORENTER
+                    && before.contains_key(&format!(
+                        "{}{}",
+                        cf.method_name(m),
+                        cf.method_descriptor(m)
+                    ))
+                {
+                    assert!(
+                        code.exception_table
+                            .iter()
+                            .any(|e| e.catch_type == 0 && e.start_pc as u32 == at + 1),
+                        "{}: {}: no handler starts right after the monitorenter at {at}",
+                        f.display(),
+                        cf.method_name(m)
+                    );
+                }
+            }
+        }
+        assert_eq!(before, after, "{}", f.display());
+        checked += before.values().sum::<usize>();
+    }
+    assert!(checked > 0, "the test programs have synchronized blocks");
+    println!("{checked} synchronized blocks keep their handler over the hook");
+}

@@ -26,6 +26,9 @@ pub struct CodeEditor {
     idx_of: Vec<u32>,
     before: Vec<Vec<Insn>>,
     after: Vec<Vec<Insn>>,
+    /// Instructions whose after-code belongs to the exception ranges that start at the
+    /// next instruction ([`CodeEditor::insert_after_in_next_ranges`]).
+    after_in_next: Vec<bool>,
     /// Code at the very start of the method, run once per call (no jump lands in it).
     prologue: Vec<Insn>,
     /// A catch-all handler after the last instruction: its code (ending in `athrow`) and the
@@ -93,6 +96,7 @@ impl CodeEditor {
             idx_of,
             before: vec![Vec::new(); n],
             after: vec![Vec::new(); n],
+            after_in_next: vec![false; n],
             prologue: Vec::new(),
             handler: None,
             handler_from: 0,
@@ -211,6 +215,23 @@ impl CodeEditor {
         }
         self.after[i].extend_from_slice(seq);
         self.extra_stack = self.extra_stack.max(extra_stack);
+        Ok(())
+    }
+
+    /// [`Self::insert_after`], with `seq` covered by the exception handlers whose ranges
+    /// start at the next instruction. After a `monitorenter`, javac's handler that releases
+    /// the monitor starts at the next instruction: code inserted after the `monitorenter`
+    /// but outside that handler could leave the method by an exception with the monitor
+    /// held, and HotSpot compiles no method whose monitors it cannot prove balanced (such
+    /// a method runs interpreted for ever).
+    pub fn insert_after_in_next_ranges(
+        &mut self,
+        i: usize,
+        seq: &[Insn],
+        extra_stack: u16,
+    ) -> Result<()> {
+        self.insert_after(i, seq, extra_stack)?;
+        self.after_in_next[i] = true;
         Ok(())
     }
 
@@ -546,10 +567,20 @@ impl CodeEditor {
         // 3. The tables.
         let start_of =
             |o: u32, what: &str| -> Result<u16> { Ok(layout.start[self.idx(o, what)?] as u16) };
+        // A range starting at instruction j starts at j's before-code, or earlier, at the
+        // after-code of j - 1 when that belongs to it.
+        let range_start = |o: u32| -> Result<u16> {
+            let j = self.idx(o, "exception start_pc")?;
+            Ok(if j > 0 && self.after_in_next[j - 1] {
+                layout.end[j - 1] as u16
+            } else {
+                layout.start[j] as u16
+            })
+        };
         let mut exception_table = Vec::with_capacity(old.exception_table.len());
         for e in &old.exception_table {
             exception_table.push(ExceptionEntry {
-                start_pc: start_of(e.start_pc as u32, "exception start_pc")?,
+                start_pc: range_start(e.start_pc as u32)?,
                 end_pc: self.map_end(&layout, e.end_pc as u32, "exception end_pc")? as u16,
                 handler_pc: start_of(e.handler_pc as u32, "exception handler_pc")?,
                 catch_type: e.catch_type,

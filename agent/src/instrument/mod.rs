@@ -1160,7 +1160,9 @@ fn instrument_method(
             op::MONITORENTER => {
                 let [p, c] = mcx.hook(SiteKind::MonitorEnter, bci, "menter")?;
                 e(ed.insert_before(i, &[Insn::new(op::DUP), local(op::ASTORE, t_obj)], 1))?;
-                e(ed.insert_after(i, &[local(op::ALOAD, t_obj), p, c], 2))?;
+                // Inside the handler that releases the monitor, or the JIT never compiles
+                // the method.
+                e(ed.insert_after_in_next_ranges(i, &[local(op::ALOAD, t_obj), p, c], 2))?;
             }
             op::MONITOREXIT => {
                 let [p, c] = mcx.hook(SiteKind::MonitorExit, bci, "mexit")?;
