@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up a fresh machine and run every test: unit tests, the notes' test vectors,
+# Set up a fresh machine and run every test: unit tests, the test vectors (tests/vectors/),
 # property tests against the brute-force oracle, the killed-writer test, the
 # command-line tests and the recorder's end-to-end tests (Java programs run under the agent).
 set -euo pipefail

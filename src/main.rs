@@ -1,8 +1,8 @@
 //! `jrace`: the command line. Parses arguments, opens traces, runs the analyzer and
 //! prints reports; everything else lives in the `trace` and `analyzer` crates.
 //!
-//! Exit status (DESIGN §4): 0 analysis finished, 1 races found with `--fail-on-race`,
-//! 2 bad usage or bad input.
+//! Exit status (docs/REPORT.md#exit-status): 0 analysis finished, 1 races found with
+//! `--fail-on-race`, 2 bad usage or bad input.
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -374,7 +374,8 @@ fn detectors_or_default(requested: Option<&[String]>, modes: &[Mode]) -> Result<
     }
 }
 
-/// Refuses the detectors that cannot read a TREE-filtered trace (notes H-T7, H-T8).
+/// Refuses the detectors that cannot read a TREE-filtered trace (H-T7, H-T8 in
+/// `trace/src/tree.rs`).
 fn check_tree(
     path: &Path,
     names: &[&'static str],

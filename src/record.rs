@@ -1,8 +1,8 @@
 //! `jrace record` and `jrace run`: run a Java program under the agent.
 //!
 //! The agent does the recording; this module only finds `libjrace_agent.so`, builds the
-//! `-agentpath:` option (DESIGN.md §4) and runs the program with its standard streams
-//! untouched, reporting the program's own exit status.
+//! `-agentpath:` option (docs/REPORT.md#commands) and runs the program with its standard
+//! streams untouched, reporting the program's own exit status.
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};

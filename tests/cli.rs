@@ -1,5 +1,6 @@
-//! End-to-end tests of the `jrace` command line: the notes' test vectors through
-//! `jrace analyze --format json`, the JSON and SARIF contracts, exit codes and errors.
+//! End-to-end tests of the `jrace` command line: the test vectors (`tests/vectors/`)
+//! through `jrace analyze --format json`, the JSON and SARIF contracts, exit codes and
+//! errors.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,7 +36,7 @@ fn analyze_json(path: &Path, dets: &str) -> Value {
     serde_json::from_slice(&out.stdout).expect("valid JSON")
 }
 
-/// Checks the shape DESIGN §5 fixes, and returns detector -> signatures.
+/// Checks the JSON report's shape (docs/REPORT.md), and returns detector -> signatures.
 fn check_schema(doc: &Value, requested: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     assert_eq!(doc["version"], 1);
     for k in ["events", "threads", "variables", "locks"] {
@@ -279,9 +280,9 @@ fn stats_counts_events() {
     assert!(s.contains("fork       3"), "{s}");
 }
 
-/// `stats` counts the reads no traced write explains (rdit-tree.md H-R8): here t2 reads
-/// 7 from `x` after t1 wrote 1 (missing code wrote 7), and reads `y`'s initial value 0
-/// twice (explained).
+/// `stats` counts the reads no traced write explains (`witness::UnexplainedCounter`): here
+/// t2 reads 7 from `x` after t1 wrote 1 (missing code wrote 7), and reads `y`'s initial
+/// value 0 twice (explained).
 #[test]
 fn stats_counts_reads_no_write_explains() {
     let p = tmp("unexplained.std");

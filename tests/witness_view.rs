@@ -141,7 +141,7 @@ fn bad_race_ids_exit_2() {
 
 #[test]
 fn race_without_witness_exits_2() {
-    // witness.md TV6 (Said's Fig. 3): lockset warns on y (events 6 and 11), but no
+    // Test trace TV6 (Said et al.'s Fig. 3): lockset warns on y (events 6 and 11), but no
     // schedule that keeps T2's read of x on its recorded writer runs them back to back.
     let dir = temp_dir("nowit");
     let p = dir.join("tv6.std");
@@ -335,10 +335,10 @@ fn adjacent_race_says_the_schedule_is_as_recorded() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// TV5 of witness.md §10.5: only a cf witness exists (t2's read of y must see the initial
-/// value), which mcm finds. The view says model cf, marks the stale read with `~` and
-/// explains it below the table; `--context 1` shows the last elided row, `--wide` keeps
-/// long cells whole.
+/// Test trace TV5: only a cf witness exists (t2's read of y must see the initial value),
+/// which mcm finds. The view says model cf, marks the stale read with `~` and explains it
+/// below the table; `--context 1` shows the last elided row, `--wide` keeps long cells
+/// whole.
 #[test]
 fn cf_witness_marks_the_stale_read_and_context_expands_the_prefix() {
     let dir = temp_dir("tv5");
@@ -361,7 +361,7 @@ fn cf_witness_marks_the_stale_read_and_context_expands_the_prefix() {
         rows[0].contains("w(x,1)") && rows[1].contains("r(x,1)"),
         "{v}"
     );
-    // The canonical cf witness of the notes: 1 6 7 8 9 2 3 10, event 8 stale.
+    // The canonical cf witness: 1 6 7 8 9 2 3 10, event 8 stale.
     let stale: Vec<&str> = v.lines().filter(|l| l.contains("~r(y,1)")).collect();
     assert_eq!(stale.len(), 1, "{v}");
     assert!(

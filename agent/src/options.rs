@@ -1,10 +1,10 @@
 //! The agent's options (`-agentpath:libjrace_agent.so=out=DIR,exclude=a.*;b.*,...`,
-//! DESIGN.md §4) and the class globs that decide what is instrumented.
+//! docs/REPORT.md#commands) and the class globs that decide what is instrumented.
 
 use jrace_trace::tree::Mode;
 use std::path::PathBuf;
 
-/// JDK internals, excluded unless `include=` takes classes back (DESIGN.md §4).
+/// JDK internals, excluded unless `include=` takes classes back (docs/REPORT.md#commands).
 pub const DEFAULT_EXCLUDES: &[&str] = &["java.*", "javax.*", "jdk.*", "sun.*", "com.sun.*"];
 
 #[derive(Clone, Debug)]

@@ -1,8 +1,7 @@
 //! Replay mode (`replay=FILE[,replay_timeout=SECS]`): the agent records as usual *and*
 //! holds threads at instrumented events so that a race's witness schedule happens in a
 //! real run, then writes what happened to `DIR/replay.result` (`jrace replay` writes the
-//! schedule, runs the program and prints the result; witness.md §9 is the fuller design
-//! this is a first version of).
+//! schedule, runs the program and prints the result).
 //!
 //! # The schedule
 //! A list of steps (thread, k, kind, location), in the order the witness runs them; k is
@@ -207,7 +206,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Kinds whose hook runs before the operation (DESIGN: publishing hooks); the others'
+/// Kinds whose hook runs before the operation (the publishing hooks, see
+/// `agent/src/runtime.rs`); the others'
 /// hooks run after it.
 fn hook_before_op(k: Kind) -> bool {
     matches!(

@@ -4,7 +4,7 @@
 //! global order, then [`Detector::finish`]. Detectors that need the whole trace (cp)
 //! buffer it themselves. Races are reported per dynamic variable as a pair of event
 //! indices; the [`RaceSink`] keeps one representative pair per (variable, location pair),
-//! and the report later folds variables into race signatures (DESIGN §5).
+//! and the report later folds variables into race signatures (docs/REPORT.md).
 //!
 //! A detector that builds a schedule for a race (m2) hands it over with
 //! [`RaceSink::report_with_schedule`]; the sink keeps it only while the pair is the
@@ -88,8 +88,9 @@ impl RaceSink {
 
     /// Like [`RaceSink::report`], with a schedule the detector built for this pair: event
     /// indices (0-based) in schedule order, ending with `a` and `b` (either order), meant
-    /// to be a witness (DESIGN §5). Kept while this pair is the representative of its
-    /// (variable, location pair); the witness step validates it before using it.
+    /// to be a witness (docs/REPORT.md#witnesses). Kept while this pair is the
+    /// representative of its (variable, location pair); the witness step validates it
+    /// before using it.
     pub fn report_with_schedule(
         &mut self,
         var: VarId,

@@ -1,8 +1,8 @@
 //! Runs several detectors over one pass of a trace, then folds their per-variable races
-//! into race signatures (DESIGN §5): the variable's static name plus the unordered pair
-//! of locations. Each signature keeps its first pair (earliest second event, then
-//! earliest first event) as the representative shown in reports, and race ids follow
-//! that order.
+//! into race signatures (docs/REPORT.md): the variable's static name plus the unordered
+//! pair of locations. Each signature keeps its first pair (earliest second event, then
+//! earliest first event) as the representative shown in reports, and race ids follow that
+//! order.
 
 use crate::detector::{Detector, Outcome, RacePair, RaceSink, Schedule};
 use jrace_trace::{Event, EventSource, LocId, Symbols, TraceError};

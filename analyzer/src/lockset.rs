@@ -14,7 +14,7 @@
 //!   writes it, or any thread writes it while shared, it is *shared-modified*: from then
 //!   on, every access (including that one) is checked against all earlier accesses of
 //!   other threads, initialization included. So a write-then-read-only publication
-//!   (m2.md fig8's `u`) is not reported, while fig8's `x:(7,13)` is.
+//!   (test vector fig8's `u`) is not reported, while fig8's `x:(7,13)` is.
 //! - **Fork/join.** Two accesses ordered by program order, fork and join alone are never
 //!   reported; and if every access so far is ordered before a new thread's access (the
 //!   variable was handed over by fork or join), the variable stays exclusive and passes

@@ -1,46 +1,46 @@
-//! `m2`: Pavlogiannis's M2 (POPL 2020), as specified in `papers/notes/m2.md`.
+//! `m2`: Pavlogiannis's M2 (POPL 2020; docs/DETECTORS.md#m2). "Lemma" and "Thm"
+//! numbers below are the paper's.
 //!
-//! **The race notion** (m2.md §0.1, §1.2). A conflicting pair of plain accesses is a
-//! predictable race when some *correct reordering* of the trace — each thread runs a
-//! prefix of its events, every read (plain or volatile) reads the same write as in the
-//! trace, locks are respected, and the hard edges hold — ends with both accesses enabled.
-//! Branches are ignored: since every read keeps its writer, every thread takes the same
-//! path (§1.4). Fork/join, `wait → notify → wake` are hard edges; `wait`/`wake` are a
-//! release/acquire; volatile accesses are ordinary variables that are never reported
-//! (§1.3). `enter`/`exit` are no-ops, as for the other detectors.
+//! **The race notion** (docs/DETECTORS.md#words). A conflicting pair of plain accesses is a
+//! predictable race when some *correct reordering* of the trace — each thread runs a prefix
+//! of its events, every read (plain or volatile) reads the same write as in the trace,
+//! locks are respected, and the hard edges hold — ends with both accesses enabled. Branches
+//! are ignored: since every read keeps its writer, every thread takes the same path.
+//! Fork/join, `wait → notify → wake` are hard edges; `wait`/`wake` are a release/acquire;
+//! volatile accesses are ordinary variables that are never reported. `enter`/`exit` are
+//! no-ops, as for the other detectors.
 //!
-//! **The algorithm** (§2). For each candidate `(e1, e2)`: build `X`, the union of the two
-//! relative causal cones (§2.3, rule 4 completes third threads' critical sections);
-//! reject if a racing event is in `X`; report by Lemma 5.1 if `X` leaves no lock held;
-//! else `decide` (§2.5): the weakest order respecting the trace, its observation and lock
-//! closure, the trace-order insertions of step 6 for some thread `i`, and the max-min
-//! linearization, whose witness is replayed before the race is reported.
+//! **The algorithm**. For each candidate `(e1, e2)`: build `X`, the union of the two
+//! relative causal cones (rule 4 completes third threads' critical sections); reject if a
+//! racing event is in `X`; report by Lemma 5.1 if `X` leaves no lock held; else `decide`:
+//! the weakest order respecting the trace, its observation and lock closure, the
+//! trace-order insertions of step 6 for some thread `i`, and the max-min linearization,
+//! whose witness is replayed before the race is reported.
 //!
 //! **Promises.**
 //! - *Sound for every report*: each reported pair has a witness schedule (Lemma 5.1's
-//!   `t|X`, or a replayed max-min linearization) (§0.3, §2.5.6). The schedule, expanded
-//!   to trace events (`m2/schedule.rs`), is attached to the report
-//!   ([`RaceSink::report_with_schedule`]), where `--witness` validates and shows it; m2
-//!   is in [`crate::witness::MUST_WITNESS`]. Lemma 5.1 schedules are only built when the
-//!   sink wants them ([`RaceSink::wants_schedules`]) or in debug builds.
-//! - *Complete for two threads* (Thm 4.1, §3.1): with two threads rule 4 never fires and
+//!   `t|X`, or a replayed max-min linearization). The schedule, expanded to trace events
+//!   (`m2/schedule.rs`), is attached to the report ([`RaceSink::report_with_schedule`]),
+//!   where `--witness` validates and shows it; m2 is in [`crate::witness::MUST_WITNESS`].
+//!   Lemma 5.1 schedules are only built when the sink wants them
+//!   ([`RaceSink::wants_schedules`]) or in debug builds.
+//! - *Complete for two threads* (Thm 4.1): with two threads rule 4 never fires and
 //!   step 6 inserts nothing, so every predictable race is reported — unless a budget is
 //!   hit, which is then counted in `unknown`.
-//! - *Dynamic completeness* (§3.3–3.4): every rejection is certain or uncertain (the
-//!   refined rule of §3.3: a racing event in a strict cone, a lock held by both accesses,
-//!   or a pre-step-6 rejection without rule 4 is certain; rule-4 rejections, step-6
-//!   failures and budget cuts are not). [`Outcome::unknown`] counts the location pairs
-//!   with an uncertain rejection and no report, and [`Outcome::complete`] is true exactly
-//!   when that is 0: then every predictable race of the trace is listed. On more than two
-//!   threads M2 can miss races (vector item4trap: `unknown: 1`, `complete: false`), and
-//!   the flag can be conservative (flagconservative: `unknown: 1` although nothing is
-//!   missed).
+//! - *Dynamic completeness*: every rejection is certain or uncertain (the refined rule: a
+//!   racing event in a strict cone, a lock held by both accesses, or a pre-step-6 rejection
+//!   without rule 4 is certain; rule-4 rejections, step-6 failures and budget cuts are
+//!   not). [`Outcome::unknown`] counts the location pairs with an uncertain rejection and
+//!   no report, and [`Outcome::complete`] is true exactly when that is 0: then every
+//!   predictable race of the trace is listed. On more than two threads M2 can miss races
+//!   (vector item4trap: `unknown: 1`, `complete: false`), and the flag can be conservative
+//!   (flagconservative: `unknown: 1` although nothing is missed).
 //!
-//! **Not used** (§2.7): HB, CP and WCP shortcuts (unsound in either direction), and the
+//! **Not used**: HB, CP and WCP shortcuts (unsound in either direction), and the
 //! optional "SHB races are races" shortcut, which would make m2 report `m2 ∪ shb` instead
 //! of pure M2 (the vectors pin pure M2, item4trap).
 //!
-//! **Engineering** (§2.7–2.8): the trace is buffered and decided in `finish` (the model's
+//! **Engineering**: the trace is buffered and decided in `finish` (the model's
 //! independent passes and the variables' searches run in parallel under rayon; reports
 //! are made in variable order, so output is deterministic); candidates
 //! are grouped by (variable, thread, location, kind, lockset) and a group pair stops at

@@ -1,6 +1,7 @@
 //! The brute-force oracle: the exact set of *predictable races* of a tiny trace, by
-//! exhaustive search over its correct reorderings (m2.md §1.2, the "truth" of the test
-//! vectors). Only for tests: it is exponential, meant for traces of up to ~20 events.
+//! exhaustive search over its correct reorderings (docs/DETECTORS.md#words, the "truth" of
+//! the test vectors). Only for tests: it is exponential, meant for traces of up to ~20
+//! events.
 //!
 //! It derives its facts about the trace (observed writers, fork and wake matching) on
 //! its own, although [`crate::witness`] and m2's model compute the same facts: the
@@ -18,10 +19,10 @@
 //!   `wake` is matched with its notify as in the original trace ([`crate::sync`]) and
 //!   that notify may run only after the `wait` of every wake matched with it. A `wake`
 //!   with no matched notify gets no edge;
-//! - makes every read, plain or volatile, read the same write (or the initial value) as
-//!   in the original trace. The write a read observed is the last earlier write to its
-//!   variable in the trace (DESIGN §3), whether or not values were recorded: the oracle
-//!   never uses values.
+//! - makes every read, plain or volatile, read the same write (or the initial value) as in
+//!   the original trace. The write a read observed is the last earlier write to its
+//!   variable in the trace (docs/DETECTORS.md#reads-from), whether or not values were
+//!   recorded: the oracle never uses values.
 //!
 //! Two conflicting plain accesses `e1`, `e2` (same variable, different threads, at least
 //! one a write) are a *predictable race* if some correct reordering ends with both

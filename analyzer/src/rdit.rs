@@ -1,5 +1,5 @@
-//! `rdit`: race detection from incomplete traces (the BarrierPair model of the thesis
-//! behind `papers/notes/rdit-tree.md`, §1.3), solved with z3 like `mcm`.
+//! `rdit`: race detection from incomplete traces (the BarrierPair model of Huang and
+//! Rajagopalan, OOPSLA 2016; docs/DETECTORS.md#rdit), solved with z3 like `mcm`.
 //!
 //! **Why.** Excluded ("missing") code is not traced, so synchronization inside it is
 //! invisible: hb and mcm that ignore it report false races, while treating each call as
@@ -12,15 +12,16 @@
 //!
 //! **Encoding.** mcm's, over a must-happen-before relation extended by those edges
 //! ([`crate::causal::barrier`]): every BarrierPair constraint is a plain edge between two
-//! events in trace order. `enter` and `exit` count as branches (the callee's behaviour
-//! may depend on what it read). Read consistency, with the initial-value case, applies
-//! per query to the reads the pair depends on, never globally (notes H-R6, H-R7). A read
-//! whose value only missing code can have written has no source, so it is never concrete
-//! and queries that need it are unsatisfiable (sound; a maximality loss, H-R8).
+//! events in trace order. `enter` and `exit` count as branches (the callee's behaviour may
+//! depend on what it read). Read consistency, with the initial-value case, applies per
+//! query to the reads the pair depends on, never globally (vector r14_prefix). A read whose
+//! value only missing code can have written has no source, so it is never concrete and
+//! queries that need it are unsatisfiable (sound; a maximality loss, vector
+//! r08b_missingwrite).
 //!
 //! **Promises.** A race is reported only with a witness from the model, validated
 //! against the trace including the BarrierPair edges (`W-BARRIER`) before it is
-//! reported. Under the model's assumptions (notes §1.3.8) a reported race is real:
+//! reported. Under the model's assumptions a reported race is real:
 //! A1 missing code touches only objects in D (and class statics named in D, the agent's
 //! `--bp-globals`); A2 D is a superset of what it can reach; A3 the recorded order is
 //! one the run had; A4 branches were recorded, or the conservative reading is used.

@@ -1,4 +1,4 @@
-//! Reports: the JSON of DESIGN §5, a TSan/RV-Predict-style text report, and SARIF 2.1.0.
+//! Reports (docs/REPORT.md): JSON, a TSan/RV-Predict-style text report, and SARIF 2.1.0.
 //!
 //! Detectors only keep event indices; everything a reader needs about the two accesses
 //! (thread, operation, location, method, locks held) is recovered by [`annotate`] in a
@@ -41,7 +41,8 @@ pub struct RaceReport {
     pub witness: Option<Option<Vec<WitnessStep>>>,
 }
 
-/// One step of a witness schedule (DESIGN §5): a thread and a 1-based event number.
+/// One step of a witness schedule (docs/REPORT.md#witnesses): a thread and a 1-based event
+/// number.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct WitnessStep {
     /// Shared by every step of the thread: a witness can have millions of steps.
@@ -114,7 +115,8 @@ pub struct DetectorSummary {
     pub unknown: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub complete: Option<bool>,
-    /// Lockset's reports are warnings: not part of DESIGN §5's contract, so only in text.
+    /// Lockset's reports are warnings (docs/DETECTORS.md#lockset); the flag itself is not
+    /// written to JSON, only the text and SARIF reports show it.
     #[serde(skip)]
     pub warnings_only: bool,
 }

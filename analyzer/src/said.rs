@@ -1,5 +1,5 @@
 //! `said`: Said, Wang, Yang, Sakallah's SMT encoding of data-race witnesses (NFM 2011),
-//! the comparison baseline for `mcm`, as specified in `papers/notes/mcm.md` §5.2.
+//! the comparison baseline for `mcm` (docs/DETECTORS.md#said).
 //!
 //! **The race notion.** A conflicting pair of plain accesses races when some ordering of
 //! the *whole window* keeps every read's recorded value (possibly from another write of

@@ -2,23 +2,22 @@
 //!
 //! SHB is [`crate::hb`]'s happens-before plus a reads-from edge into every read: from the
 //! write it observed (the last earlier write to its variable in the trace, which is what a
-//! read without a recorded value reads, DESIGN §3) to the read. A read is checked against
-//! earlier writes *before* it joins its writer's clock, so the racing read's own
-//! reads-from edge never hides its race; a write is checked against earlier reads and
-//! writes as in hb. Volatile reads already synchronize with volatile writes through HB
-//! (the JMM's `vw → every later vr`); the reads-from edge is also added when a plain
-//! read observes a volatile write or a volatile read observes a plain write, so mixed
+//! read without a recorded value reads, docs/DETECTORS.md#reads-from) to the read. A read
+//! is checked against earlier writes *before* it joins its writer's clock, so the racing
+//! read's own reads-from edge never hides its race; a write is checked against earlier
+//! reads and writes as in hb. Volatile reads already synchronize with volatile writes
+//! through HB (the JMM's `vw → every later vr`); the reads-from edge is also added when a
+//! plain read observes a volatile write or a volatile read observes a plain write, so mixed
 //! accesses stay sound. The writer's local clock ticks after every write, so the edge
 //! covers exactly the events up to the write.
 //!
-//! **Promise**: sound for *every* race it reports, not only the first. For a reported
-//! pair `(e1, e2)`, the events SHB-before `e1` or before `e2` (without `e2`'s own
-//! reads-from edge), in trace order, form a correct reordering after which both are
-//! enabled: every read in it keeps its writer because that writer is SHB-before it, locks
-//! stay exclusive because HB orders the sections, and fork/join and notify → wake are HB
-//! edges. Not complete: like HB it never reverses two critical sections on one lock, and
-//! a reads-from chain that some witness could reorder still orders a pair (m2.md §4,
-//! vectors fig1a, fig6).
+//! **Promise**: sound for *every* race it reports, not only the first. For a reported pair
+//! `(e1, e2)`, the events SHB-before `e1` or before `e2` (without `e2`'s own reads-from
+//! edge), in trace order, form a correct reordering after which both are enabled: every
+//! read in it keeps its writer because that writer is SHB-before it, locks stay exclusive
+//! because HB orders the sections, and fork/join and notify → wake are HB edges. Not
+//! complete: like HB it never reverses two critical sections on one lock, and a reads-from
+//! chain that some witness could reorder still orders a pair (test vectors fig1a, fig6).
 //!
 //! Every signature is reported, not only the last access: it keeps the same per
 //! (thread, location, kind) access history as hb ([`crate::hb::AccessHistory`]).

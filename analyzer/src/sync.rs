@@ -1,7 +1,8 @@
-//! Matching `wake` to the `notify`/`notifyall` that woke it (DESIGN §3): a `wake(L)` is
-//! matched with the latest unconsumed `notify(L)`/`notifyall(L)` after that thread's
-//! `wait(L)`. A `notify` wakes one waiter and is consumed; a `notifyall` may wake all.
-//! Detectors attach their own payload (a clock, an event index) to each notify.
+//! Matching `wake` to the `notify`/`notifyall` that woke it
+//! (docs/DETECTORS.md#notify-and-wake): a `wake(L)` is matched with the latest unconsumed
+//! `notify(L)`/`notifyall(L)` after that thread's `wait(L)`. A `notify` wakes one waiter
+//! and is consumed; a `notifyall` may wake all. Detectors attach their own payload (a
+//! clock, an event index) to each notify.
 
 use jrace_trace::{LockId, ThreadId};
 use std::collections::HashMap;

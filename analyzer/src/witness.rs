@@ -1,6 +1,6 @@
 //! Race witnesses: schedules that run the two racing accesses back to back, built from
-//! the recorded trace and checked by a validator before anyone sees them (DESIGN §5,
-//! witness.md §5, §7).
+//! the recorded trace and checked by a validator before anyone sees them
+//! (docs/DETECTORS.md#witnesses, docs/REPORT.md#witnesses).
 //!
 //! A **witness** for a race `(first, second)` is a sequence of event indices `W′·a·b`
 //! where `{a, b} = {first, second}` and `W′` is a *correct reordering* of part of the
@@ -17,20 +17,20 @@
 //! | `W-JOIN` | `join(u)` comes after every event of `u` in the trace |
 //! | `W-LOCK` | an outermost `acquire` or a `wake` needs the lock free; `release`, `wait`, `notify` need it held by their thread; re-entrant inner acquires and releases ([`jrace_trace::FLAG_NESTED`]) need the thread to hold it and change nothing |
 //! | `W-NOTIFY` | a `wake` comes after the notify it was matched with in the trace ([`crate::sync`]); a notify comes after the `wait` of every wake matched with it |
-//! | `W-RF` | every read, plain or volatile, except a racing read at the end, reads from the same write (or the initial value) as in the trace: the last earlier write to its variable in the trace (DESIGN §3) |
+//! | `W-RF` | every read, plain or volatile, except a racing read at the end, reads from the same write (or the initial value) as in the trace: the last earlier write to its variable in the trace (docs/DETECTORS.md#reads-from) |
 //!
-//! This is the "rf" model of witness.md §5.3. Values are never used.
+//! This is the "rf" model. Values are never used.
 //!
-//! The value-based models of witness.md §5.3 ([`Model`]) serve the solver detectors: in
-//! **value** (said) every read before the pair returns its recorded value (`W-VAL`); in
-//! **cf** (mcm) a read may return another value, which *taints* its thread, and a tainted
-//! thread may not run a `br`, `enter` or `exit` (`W-CF`); writes of a tainted thread carry
-//! unknown values. A read returns its recorded value when it reads from its recorded
-//! writer, itself concrete, or when the value it reads equals the recorded one
-//! ([`value_keys`]: values as recorded, or per-write tokens in traces without values;
-//! a variable starts with the value its first access read, unknown when that access is
-//! a write). In both value models a notify need not wait for the `wait` of a wake matched
-//! with it: it then notifies nobody, and that wake may not run later (lost notification).
+//! The value-based models ([`Model`]) serve the solver detectors: in **value** (said) every
+//! read before the pair returns its recorded value (`W-VAL`); in **cf** (mcm) a read may
+//! return another value, which *taints* its thread, and a tainted thread may not run a
+//! `br`, `enter` or `exit` (`W-CF`); writes of a tainted thread carry unknown values. A
+//! read returns its recorded value when it reads from its recorded writer, itself concrete,
+//! or when the value it reads equals the recorded one ([`value_keys`]: values as recorded,
+//! or per-write tokens in traces without values; a variable starts with the value its first
+//! access read, unknown when that access is a write). In both value models a notify need
+//! not wait for the `wait` of a wake matched with it: it then notifies nobody, and that
+//! wake may not run later (lost notification).
 //!
 //! **Construction** ([`Witnesser`]), for any reported pair, tries in order and keeps the
 //! first schedule the validator accepts:
@@ -44,15 +44,15 @@
 //!    then the two accesses. This is the witness behind SHB's soundness theorem and
 //!    is valid for every pair SHB leaves unordered; for other pairs it may be invalid,
 //!    which the validator catches.
-//! 2. *Greedy prefix extension* (witness.md §7.3, after SSS Fig. 8): the trace up to the
-//!    first access, then the events up to the second access in trace order, skipping
+//! 2. *Greedy prefix extension* (after Shacham, Sagiv, Schuster's Fig. 8): the trace up to
+//!    the first access, then the events up to the second access in trace order, skipping
 //!    every event of a *frozen* thread; the first access's thread starts frozen, and a
-//!    thread freezes at its first event that the validator's rules do not allow yet
-//!    (a read whose writer was skipped, an acquire of a lock a frozen thread holds, a
-//!    join of a frozen thread, a wake whose notify was skipped, ...).
-//! 3. *Greedy with retreat* (witness.md §7.4): the same, with the first access's thread
-//!    frozen earlier, at the acquire of a lock it holds at the access (nearest first),
-//!    and caught up just before the race.
+//!    thread freezes at its first event that the validator's rules do not allow yet (a read
+//!    whose writer was skipped, an acquire of a lock a frozen thread holds, a join of a
+//!    frozen thread, a wake whose notify was skipped, ...).
+//! 3. *Greedy with retreat*: the same, with the first access's thread frozen earlier, at
+//!    the acquire of a lock it holds at the access (nearest first), and caught up just
+//!    before the race.
 //!
 //! Nothing guarantees that a race found by hb, wcp, cp or lockset has a witness (and
 //! lockset's often have none); shb's always do (SHB closure), and m2's always do (its own
@@ -84,15 +84,16 @@ const NONE: u32 = u32::MAX;
 /// their long prefix elided anyway.
 pub const CANONICAL_MAX_REORDER: usize = 100_000;
 
-/// Detectors whose every race must carry a validated witness (DESIGN §5): shb's come
-/// from the SHB closure, m2's, mcm's, said's and rdit's from the schedules they attach.
+/// Detectors whose every race must carry a validated witness (docs/REPORT.md#witnesses):
+/// shb's come from the SHB closure, m2's, mcm's, said's and rdit's from the schedules they
+/// attach.
 pub const MUST_WITNESS: &[&str] = &["shb", "m2", "mcm", "said", "rdit"];
 
 /// Detectors that model calls into excluded code (BarrierPairs): their races' witnesses
 /// keep the BarrierPair order.
 pub const BARRIER_AWARE: &[&str] = &["rdit", "mcm", "said"];
 
-/// The feasibility model a schedule is checked in (witness.md §5.3).
+/// The feasibility model a schedule is checked in (docs/DETECTORS.md#witnesses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Model {
     /// Every read reads from its recorded writer (`W-RF`).
@@ -120,9 +121,9 @@ pub type ValueKey = (u8, i64);
 
 /// The value key of every access (other events get `(2, 0)`): recorded values where the
 /// trace has them; for a write without one, or a JDK write, a token of its own; for a read
-/// the key of the write it observed (DESIGN §3) when it has that write's value (or no
-/// value), else its own value; the initial-value token for a read without a value that
-/// observed no write.
+/// the key of the write it observed (docs/DETECTORS.md#reads-from) when it has that write's
+/// value (or no value), else its own value; the initial-value token for a read without a
+/// value that observed no write.
 pub fn value_keys(events: &[Event]) -> Vec<ValueKey> {
     let mut last: HashMap<u32, ValueKey> = HashMap::new();
     let mut last_value: HashMap<u32, Option<i64>> = HashMap::new();
@@ -175,13 +176,13 @@ pub fn initial_values(events: &[Event], keys: &[ValueKey]) -> HashMap<u32, Optio
     init
 }
 
-/// The reads whose recorded value no traced write explains (`rdit-tree.md` H-R8): a
-/// valued read whose observed write has another recorded value, or that observed no write
-/// and differs from the variable's initial value (the first value read). Missing code
-/// (an excluded library, native code, a copy the agent did not record) wrote it, at a
-/// moment the trace does not show, so such a read returns its recorded value for sure only
-/// where it was recorded: after exactly the events before it in the trace. The encodings
-/// give it no recorded-writer or initial-value alternative, only writes of the same value.
+/// The reads whose recorded value no traced write explains (test vector r08b_missingwrite):
+/// a valued read whose observed write has another recorded value, or that observed no write
+/// and differs from the variable's initial value (the first value read). Missing code (an
+/// excluded library, native code, a copy the agent did not record) wrote it, at a moment
+/// the trace does not show, so such a read returns its recorded value for sure only where
+/// it was recorded: after exactly the events before it in the trace. The encodings give it
+/// no recorded-writer or initial-value alternative, only writes of the same value.
 /// ([`UnexplainedCounter`] is the definition, event by event.)
 pub fn unexplained_reads(events: &[Event]) -> std::collections::HashSet<u32> {
     let mut c = UnexplainedCounter::default();
@@ -234,7 +235,7 @@ impl UnexplainedCounter {
     }
 }
 
-/// Which validation rule a schedule breaks (witness.md §5.4).
+/// Which validation rule a schedule breaks (the table above).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rule {
     Format,
@@ -609,11 +610,11 @@ impl<'a> Facts<'a> {
         Ok(())
     }
 
-    /// The canonical form of a witness (witness.md §6.3): of the schedules that keep the
-    /// order of every two *dependent* events of `schedule` (same thread; same lock;
-    /// same variable with a write among them; a `fork` before its thread's events, a
-    /// thread's events before its `join`; a BarrierPair edge), the one that always runs
-    /// the available event recorded first, with the racing pair held back to the end.
+    /// The canonical form of a witness: of the schedules that keep the order of every two
+    /// *dependent* events of `schedule` (same thread; same lock; same variable with a write
+    /// among them; a `fork` before its thread's events, a thread's events before its
+    /// `join`; a BarrierPair edge), the one that always runs the available event recorded
+    /// first, with the racing pair held back to the end.
     ///
     /// Every validation rule depends only on the order of dependent events, except that
     /// a read no recorded write explains is concrete only at its recorded place, so
@@ -753,14 +754,14 @@ impl<'a> Facts<'a> {
         out
     }
 
-    /// A minimized witness (witness.md §6.3, `jrace witness --minimize`): the events of
-    /// `schedule` the racing pair needs, in the same order. Starting from the pair and
-    /// their program-order predecessors, it adds until nothing changes: the writer each
-    /// read has in the schedule (the last earlier write to its variable), the previous
-    /// release or wait of an acquire's or wake's lock, a wake's notify and a notify's
-    /// matched waits, every event of a joined thread, the fork of every thread present,
-    /// BarrierPair predecessors, and the program-order predecessors of each. Callers
-    /// validate the result ([`Witnesser::minimized`] does) and keep `schedule` if it fails.
+    /// A minimized witness (`jrace witness --minimize`): the events of `schedule` the
+    /// racing pair needs, in the same order. Starting from the pair and their program-order
+    /// predecessors, it adds until nothing changes: the writer each read has in the
+    /// schedule (the last earlier write to its variable), the previous release or wait of
+    /// an acquire's or wake's lock, a wake's notify and a notify's matched waits, every
+    /// event of a joined thread, the fork of every thread present, BarrierPair
+    /// predecessors, and the program-order predecessors of each. Callers validate the
+    /// result ([`Witnesser::minimized`] does) and keep `schedule` if it fails.
     pub fn minimize(&self, schedule: &[usize]) -> Vec<usize> {
         let k = schedule.len();
         if k <= 2 {
@@ -1550,9 +1551,9 @@ impl<'a> Witnesser<'a> {
         held.iter().rev().map(|&(_, j)| j).collect()
     }
 
-    /// Greedy prefix extension (witness.md §7.3–7.4): the trace before `from` (an event
-    /// of `a`'s thread, at most `a`), then the events up to `b` of threads not frozen,
-    /// then `a`'s thread from `from` up to `a` (catch-up), then `a` and `b`.
+    /// Greedy prefix extension (module doc, steps 2 and 3): the trace before `from` (an
+    /// event of `a`'s thread, at most `a`), then the events up to `b` of threads not
+    /// frozen, then `a`'s thread from `from` up to `a` (catch-up), then `a` and `b`.
     fn greedy(&self, a: usize, b: usize, from: usize) -> Option<Vec<usize>> {
         let f = &self.facts;
         let (t1, t2) = (f.tix[a] as usize, f.tix[b] as usize);
@@ -1779,7 +1780,7 @@ mod tests {
         jrace_trace::std_format::parse_str(text, "t.std").unwrap()
     }
 
-    /// 1-based ids as in witness.md §10.
+    /// 1-based ids, as event numbers in reports.
     fn ids(v: &[usize]) -> Vec<usize> {
         v.iter().map(|i| i - 1).collect()
     }

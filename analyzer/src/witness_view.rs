@@ -1,5 +1,5 @@
-//! Views of one race's witness (witness.md §8): the text table that `jrace witness`
-//! prints and the self-contained HTML page that `--html` writes.
+//! Views of one race's witness (README's `jrace witness`): the text table that `jrace
+//! witness` prints and the self-contained HTML page that `--html` writes.
 //!
 //! Both are built from the validated schedule in a [`RaceReport`] (`analyze --witness`)
 //! and the trace it came from, through one [`View`]:
@@ -70,8 +70,8 @@ pub struct Row {
 }
 
 /// A read that, in the schedule, gets its value from another write than it did in the
-/// recording (allowed by the value models of witness.md §5.3, which `said`'s and `mcm`'s
-/// witnesses are checked in).
+/// recording (allowed by the value models, which `said`'s and `mcm`'s witnesses are
+/// checked in: docs/DETECTORS.md#witnesses).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stale {
     /// 1-based event id of the write it reads from in the schedule (`None`: the initial
@@ -125,9 +125,10 @@ pub struct View {
     pub departure: Option<(usize, u64, String)>,
     /// For each racing access: locks held just before it.
     pub race_locks: [Vec<String>; 2],
-    /// The feasibility model the schedule needs (witness.md §5.3): `rf` when every read
-    /// keeps its recorded writer, `value` when some read changes writer but not value,
-    /// `cf` when some read's value changes (only `mcm` and `rdit` report such races).
+    /// The feasibility model the schedule needs (docs/DETECTORS.md#witnesses): `rf` when
+    /// every read keeps its recorded writer, `value` when some read changes writer but not
+    /// value, `cf` when some read's value changes (only `mcm` and `rdit` report such
+    /// races).
     pub model: &'static str,
 }
 
@@ -533,9 +534,9 @@ impl View {
         )
     }
 
-    /// The text view (witness.md §8.1), with [`TextOptions`]: colour adds ANSI styles
-    /// (bold racing rows, dim elided row, highlighted departure; the marks carry the
-    /// meaning without it), `wide` keeps long cells whole.
+    /// The text view, with [`TextOptions`]: colour adds ANSI styles (bold racing rows, dim
+    /// elided row, highlighted departure; the marks carry the meaning without it), `wide`
+    /// keeps long cells whole.
     pub fn to_text(&self, opts: TextOptions) -> String {
         let trunc = |s: &str| if opts.wide { s.to_owned() } else { trunc(s) };
         let (bold, dim, yellow, reset) = if opts.color {
@@ -693,9 +694,8 @@ impl View {
             .collect()
     }
 
-    /// The HTML view (witness.md §8.2): one self-contained page. `trace_name` is shown as
-    /// given (callers pass a file name, not a full path); `generator` goes into
-    /// `<meta name="generator">`.
+    /// The HTML view: one self-contained page. `trace_name` is shown as given (callers pass
+    /// a file name, not a full path); `generator` goes into `<meta name="generator">`.
     pub fn to_html(&self, trace_name: &str, generator: &str) -> String {
         let r = &self.race;
         let len = self.rows.len();

@@ -3,7 +3,8 @@
 //! module docs of `jrace_analyzer::{wcp, cp}`:
 //!
 //! - TO: transitive closure of program order, fork → child, child → join, `vw` → every
-//!   later `vr` of the variable, notify → the `wake` it matched (DESIGN §3's rule).
+//!   later `vr` of the variable, notify → the `wake` it matched
+//!   (docs/DETECTORS.md#notify-and-wake).
 //! - HB: TO plus release/`wait` → every later acquire/`wake` of the lock.
 //! - Sections: outermost `acq`/`wake` to the matching `rel`/`wait` of the thread (or the
 //!   thread's last event when open). Conflict: same variable, at least one write, plain
@@ -383,8 +384,9 @@ impl<'a> Model<'a> {
                 _ => {}
             }
         }
-        // Notify matching (DESIGN §3): the latest unconsumed notify on the lock after the
-        // thread's wait; a `notify` is consumed, a `notifyall` is not.
+        // Notify matching (docs/DETECTORS.md#notify-and-wake): the latest unconsumed notify
+        // on the lock after the thread's wait; a `notify` is consumed, a `notifyall` is
+        // not.
         let mut consumed = vec![false; n];
         for (i, e) in ev.iter().enumerate() {
             if e.kind != Kind::Wake {

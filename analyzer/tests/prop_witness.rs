@@ -41,9 +41,9 @@ fn all_pairs(a: &Analysis) -> Vec<(&'static str, usize, usize)> {
         .collect()
 }
 
-/// DESIGN §5 on the vectors: every shb race gets a validated witness, both per pair and
-/// through [`witness_analysis`] (the report path), and the report's representative is
-/// the witnessed pair.
+/// docs/REPORT.md#witnesses on the vectors: every shb race gets a validated witness, both
+/// per pair and through [`witness_analysis`] (the report path), and the report's
+/// representative is the witnessed pair.
 #[test]
 fn every_shb_race_of_every_vector_has_a_witness() {
     let mut shb_races = 0;
@@ -367,10 +367,10 @@ fn check_m2_schedules(a: &Analysis, facts: &Facts, what: &str) -> usize {
     run.pairs.len()
 }
 
-/// DESIGN §5 for m2 on the vectors: every m2 pair carries a schedule that validates,
-/// the report path leaves no m2 race without a witness, and on fig2, fig7 and fig9 some
-/// races need critical sections swapped, which no construction finds: their witnesses
-/// are m2's own.
+/// docs/REPORT.md#witnesses for m2 on the vectors: every m2 pair carries a schedule that
+/// validates, the report path leaves no m2 race without a witness, and on fig2, fig7 and
+/// fig9 some races need critical sections swapped, which no construction finds: their
+/// witnesses are m2's own.
 #[test]
 fn every_m2_race_of_every_vector_has_a_witness() {
     let mut m2_pairs = 0;
@@ -584,7 +584,7 @@ fn for_each_valid_construction(mut f: impl FnMut(u64, &str, &Facts, usize, usize
     }
 }
 
-/// Canonical form (witness.md §6.3) on random traces: for every valid construction, the
+/// Canonical form (`Facts::canonical`) on random traces: for every valid construction, the
 /// canonical schedule validates, ends with the same pair, has the same events, is its
 /// own canonical form, is lexicographically no larger (it is the smallest order that
 /// keeps every dependence), and so runs at least as long a prefix as recorded.
@@ -618,7 +618,7 @@ fn canonical_witnesses_validate_and_follow_the_recording() {
     );
 }
 
-/// TV1 of witness.md §10.1: the greedy witness `1 2 3 4 7 8 9 10 11 5 12` is canonical
+/// Witness test trace TV1: the greedy witness `1 2 3 4 7 8 9 10 11 5 12` is canonical
 /// (prefix 4); the brute-force alternative `1 2 3 7 8 9 10 11 4 5 12` canonicalizes to it.
 #[test]
 fn canonical_form_of_tv1() {
@@ -681,7 +681,7 @@ fn one_race_witness_equals_the_reports() {
     assert!(compared > 300, "weak test: {compared} witnesses compared");
 }
 
-/// Minimized witnesses (witness.md §6.3) on random traces: for every valid construction,
+/// Minimized witnesses (`Facts::minimize`) on random traces: for every valid construction,
 /// the minimized schedule is a subsequence of it ending with the same pair and is valid
 /// itself (the closure takes in everything the rules need), and it is often shorter.
 #[test]
@@ -710,9 +710,9 @@ fn minimized_witnesses_are_valid_subsequences() {
 
 /// The reads no traced write explains, as `unexplained_reads` and `jrace stats`' streaming
 /// count find them (one definition, event by event), equal those of a whole-trace
-/// restatement of rdit-tree.md H-R8 (the observed write's value, else the variable's
-/// initial value as `initial_values` defines it) on random traces, some of whose read
-/// values are changed (as if missing code had written them).
+/// restatement of the rule (the observed write's value, else the variable's initial value
+/// as `initial_values` defines it) on random traces, some of whose read values are changed
+/// (as if missing code had written them).
 #[test]
 fn streaming_unexplained_count_matches_the_definition() {
     use jrace_analyzer::witness::{

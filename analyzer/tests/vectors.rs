@@ -1,5 +1,5 @@
-//! Every test vector in `tests/vectors/` (from the notes in shared/papers/notes) against
-//! the `# expect DET:` lines it carries, for every detector that exists.
+//! Every test vector in `tests/vectors/` (docs/DETECTORS.md#test-vectors) against the
+//! `# expect DET:` lines it carries, for every detector that exists.
 
 use jrace_analyzer::testing::vector_files;
 use jrace_analyzer::testing::{expectations, run_detector};

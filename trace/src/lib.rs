@@ -1,8 +1,8 @@
 //! jrace's trace model and formats, shared by the agent and the analyzer.
 //!
-//! - [`model`]: events and interned names (DESIGN.md §2).
+//! - [`model`]: events and interned names (docs/EVENTS.md).
 //! - [`wellformed`]: the rules every trace must follow, checked while reading.
-//! - [`std_format`]: the `.std` text format (DESIGN.md §3), parser and printer.
+//! - [`std_format`]: the `.std` text format (docs/STD_FORMAT.md), parser and printer.
 //! - [`binlog`]: the binary trace directory the agent writes (see `FORMAT.md`).
 //! - [`source`]: one streaming interface over both formats.
 //! - [`schedule`]: the schedule and result files of `jrace replay`.

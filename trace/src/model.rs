@@ -1,4 +1,4 @@
-//! The event model of DESIGN.md §2, as compact Rust values.
+//! The event model (docs/EVENTS.md), as compact Rust values.
 //!
 //! An [`Event`] is 24 bytes and `Copy`: detectors stream tens of millions of them, so
 //! every name (thread, variable, lock, location, method) is an interned `u32` whose text
@@ -254,7 +254,7 @@ impl LocDetail {
         is_jdk_class(&self.class)
     }
 
-    /// DESIGN §2: `File.java:LINE`, else `Class.method@BCI`.
+    /// The display token (docs/EVENTS.md): `File.java:LINE`, else `Class.method@BCI`.
     pub fn display(&self) -> String {
         match (&self.file, self.line) {
             (Some(f), Some(l)) => format!("{f}:{l}"),

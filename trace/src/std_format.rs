@@ -1,4 +1,4 @@
-//! The `.std` text format (DESIGN.md §3): a superset of RAPID's STD format.
+//! The `.std` text format (docs/STD_FORMAT.md): a superset of RAPID's STD format.
 //!
 //! One event per line, `THREAD|OP|LOCATION`. The parser streams: it reads a line, interns
 //! its names, checks well-formedness and returns the event, so a trace of any length is

@@ -3,10 +3,10 @@
 //!
 //! An access is dropped when the same thread already made an *equivalent* one: same
 //! location, variable, kind (read or write) and held-lock set, with none of the mode's
-//! outgoing synchronization edges in between (`papers/notes/rdit-tree.md` §1.2.4, the
-//! "span" of the thesis's §3.6). The per-thread seen-set is forgotten at those edges and
-//! whenever it grows past [`CAP`] entries; forgetting only drops less, so memory is
-//! bounded and nothing else is needed.
+//! outgoing synchronization edges in between (the "span" of §3.6 of the thesis that
+//! presents TREE and RDIT, docs/DETECTORS.md#references). The per-thread seen-set is
+//! forgotten at those edges and whenever it grows past [`CAP`] entries; forgetting only
+//! drops less, so memory is bounded and nothing else is needed.
 //!
 //! **Why per thread, and not the thesis's concurrency-context trie.** The trie drops an
 //! access also when *two other threads* made equivalent ones, and its context forgets
@@ -22,7 +22,7 @@
 //! and the key includes the variable and kind (H-T3: one statement touching `o1.f` then
 //! `o2.f`, or a line that reads and writes).
 //!
-//! **jrace's `lockset` needs one more condition [fix to the notes].** The notes' argument
+//! **jrace's `lockset` needs one more condition.** The argument for the lockset modes
 //! assumes pure lockset. jrace's lockset is Eraser's state machine: a pair is checked
 //! only once the variable is shared-modified, judged at the *later* access. So a repeated
 //! access matters when, since its first copy, another thread touched the variable (TV5,
@@ -514,7 +514,7 @@ mod tests {
         Mode::ALL.map(|m| drops(text, m))
     }
 
-    /// TV1, the thesis's Fig 3.4 (notes §3.2).
+    /// TV1, the thesis's Fig 3.4.
     const TV1: &str = "T0|fork(T1)|\nT0|fork(T2)|\nT0|fork(T3)|\n\
         T0|acq(L1)|\nT0|w(x)|1\nT0|rel(L1)|\nT0|r(x)|2\n\
         T0|acq(L2)|\nT0|w(x)|1\nT0|rel(L2)|\nT0|r(x)|2\n\

@@ -1,4 +1,5 @@
-//! Well-formedness of a trace (DESIGN.md §3), checked event by event while reading.
+//! Well-formedness of a trace (docs/STD_FORMAT.md#well-formedness), checked event by event
+//! while reading.
 //!
 //! Every reader runs its events through a [`Checker`], so detectors may rely on these
 //! rules: locks are held by one thread at a time and released only by their holder,

@@ -1,9 +1,9 @@
 //! The class-file layer the instrumenter stands on: parse and write class files with full
 //! fidelity, decode bytecode, insert instructions and write the method back with every
-//! offset remapped. No crate does this well enough (see FINDINGS.md, "Class-file rewriting
-//! in Rust"): nothing in Rust computes stack-map frames, and `ristretto_classfile` corrupts
-//! about 3% of real StackMapTables. So this module never computes frames from scratch; it
-//! keeps the compiler's frames valid by construction.
+//! offset remapped. No crate does this well enough: nothing in Rust computes stack-map
+//! frames, and `ristretto_classfile` corrupts about 3% of real StackMapTables. So this
+//! module never computes frames from scratch; it keeps the compiler's frames valid by
+//! construction.
 //!
 //! # Pieces and why they exist
 //!

@@ -1,32 +1,31 @@
-//! `decide(e1, e2, X)` (m2.md §2.5): the weakest order respecting the trace on a
-//! compressed `X` (§2.8.2), its observation and lock closure (§2.5.1–2.5.3, with the
-//! [fix] of §2.5.3), the trace-order insertions of step 6 (§2.5.5, nearest-neighbour
-//! enumeration), and the max-min linearization (§2.5.6) whose witness is replayed before
-//! a race is reported.
+//! `decide(e1, e2, X)` (docs/DETECTORS.md#m2): the weakest order respecting the trace on a
+//! compressed `X` (variables and locks used by two threads or more), its observation and
+//! lock closure, the trace-order insertions of step 6 (nearest-neighbour enumeration), and
+//! the max-min linearization whose witness is replayed before a race is reported.
 //!
-//! The partial order lives on `k` chains (App. A, §2.6): for every node and chain `c`,
-//! `succ[node][c]` is the earliest node of chain `c` the node reaches. Since earlier
+//! The partial order lives on `k` chains (the paper's App. A): for every node and chain
+//! `c`, `succ[node][c]` is the earliest node of chain `c` the node reaches. Since earlier
 //! nodes of a chain reach at least as much, `succ` is monotone along a chain, `pred` is a
-//! binary search, and inserting `u → v` walks each chain back from `pred(u)` until
-//! nothing changes. Step 6 keeps an undo log instead of copying the order.
+//! binary search, and inserting `u → v` walks each chain back from `pred(u)` until nothing
+//! changes. Step 6 keeps an undo log instead of copying the order.
 //!
 //! Closure is incremental: an insertion records which rule instances it can affect —
 //! (O1) of the reads whose predecessors grew, (O2) of the readers of writes whose
 //! successors shrank, (L) of the acquires whose successors shrank — and only those are
 //! re-examined, until nothing changes.
 //!
-//! Slicing [jrace]: `decide` first tries `X` cut at its earliest open acquire (moved back
-//! until no thread holds a shared lock across the cut). The part of `X` before the cut
-//! runs first in trace order; the order is built, closed and linearized on the rest only,
-//! with reads of a source before the cut treated as reads of `INIT`. Its witness is
-//! replayed ([`Decider::replay_kept`]: the kept events after the cut, from the state the
-//! events before it leave; the whole schedule is built and replayed from the start only
-//! when a schedule is wanted, and in debug builds), so a success is sound. On a failure,
-//! *relaxed* slices (the events before the cut constrain nothing, so the order is
-//! contained in the whole order and a closure cycle there is one in the whole) are tried
-//! with cuts moving back geometrically; a cycle is `Fail::Closure`, as on the whole of
-//! `X`. Otherwise the whole of `X` is decided as before. Debug builds check that a slice
-//! success is also a success on the whole of `X` (so m2 stays pure M2; not proven,
+//! Slicing (jrace's own, not in the paper): `decide` first tries `X` cut at its earliest
+//! open acquire (moved back until no thread holds a shared lock across the cut). The part
+//! of `X` before the cut runs first in trace order; the order is built, closed and
+//! linearized on the rest only, with reads of a source before the cut treated as reads of
+//! `INIT`. Its witness is replayed ([`Decider::replay_kept`]: the kept events after the
+//! cut, from the state the events before it leave; the whole schedule is built and replayed
+//! from the start only when a schedule is wanted, and in debug builds), so a success is
+//! sound. On a failure, *relaxed* slices (the events before the cut constrain nothing, so
+//! the order is contained in the whole order and a closure cycle there is one in the whole)
+//! are tried with cuts moving back geometrically; a cycle is `Fail::Closure`, as on the
+//! whole of `X`. Otherwise the whole of `X` is decided as before. Debug builds check that a
+//! slice success is also a success on the whole of `X` (so m2 stays pure M2; not proven,
 //! checked by the property tests), and that a relaxed cycle is a whole-`X` cycle.
 
 use super::model::{is_acq, is_rel, Model, NONE};
@@ -964,8 +963,8 @@ impl<'m, 'a> Decider<'m, 'a> {
     }
 }
 
-/// Replays a schedule of `X` followed by `e1 e2` (m2.md §2.5.6): thread prefixes, hard
-/// edges, lock exclusion, and reads-from for every read of the schedule.
+/// Replays a schedule of `X` followed by `e1 e2` (the max-min linearization): thread
+/// prefixes, hard edges, lock exclusion, and reads-from for every read of the schedule.
 pub(super) fn replay(m: &Model, w: &[u32], x: &[i32], e1: u32, e2: u32) -> bool {
     let mut next = vec![0u32; m.k];
     // Lock owner (dense thread + 1, 0: free) and last write, indexed by lock / variable.

@@ -1,6 +1,6 @@
-//! M2's view of a buffered trace (m2.md §1.3, §2.2): threads as chains of *model* events,
-//! reads-from, critical sections, hard edges, causal timestamps, rule-4 extensions, and
-//! the per-(thread, variable) and per-(thread, lock) lists the closure queries.
+//! M2's view of a buffered trace: threads as chains of *model* events, reads-from, critical
+//! sections, hard edges, causal timestamps, rule-4 extensions, and the per-(thread,
+//! variable) and per-(thread, lock) lists the closure queries.
 //!
 //! Model events are every event except `branch`, `begin`/`end`, `enter`/`exit` and
 //! re-entrant inner acquires/releases ([`jrace_trace::FLAG_NESTED`]). A thread position
@@ -87,7 +87,8 @@ pub(super) struct Model<'a> {
     /// Variables accessed by two or more threads; locks used by two or more threads.
     pub shared_var: Vec<bool>,
     pub shared_lock: Vec<bool>,
-    /// Per thread: global indices of the events `decide` keeps (§2.8.2).
+    /// Per thread: global indices of the events `decide` keeps (those on variables and
+    /// locks used by two threads or more).
     pub rel_ev: Vec<Vec<u32>>,
     /// Per global event: its index in `rel_ev` of its thread, or `NONE`.
     pub rel_idx: Vec<u32>,
@@ -324,8 +325,8 @@ impl<'a> Model<'a> {
         m
     }
 
-    /// Causal timestamps (m2.md §2.2): `C(e)[m]` is the last position of thread `m`
-    /// under `(PO ∪ rf ∪ hard)*` up to `e`, stored where a foreign component grows.
+    /// Causal timestamps: `C(e)[m]` is the last position of thread `m` under `(PO ∪ rf ∪
+    /// hard)*` up to `e`, stored where a foreign component grows.
     #[allow(clippy::type_complexity)]
     fn build_timestamps(&self) -> (Vec<Vec<u32>>, Vec<Vec<i32>>) {
         let k = self.k;
@@ -574,7 +575,7 @@ impl<'a> Model<'a> {
         self.pos[g as usize]
     }
 
-    /// The strict cone of `e` (m2.md §2.3 without rule 4): the join of `C` over its
+    /// The strict cone of `e` (the cone without rule 4): the join of `C` over its
     /// program-order predecessor and its hard predecessors.
     pub fn scone(&self, g: u32, out: &mut [i32]) {
         out.fill(-1);
@@ -592,7 +593,7 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// Closes `f` under rule 4 for every thread except `a` and `b` (m2.md §2.3).
+    /// Closes `f` under rule 4 for every thread except `a` and `b`.
     /// Returns whether rule 4 grew it.
     pub fn rule4(&self, f: &mut [i32], a: usize, b: usize) -> bool {
         let mut any = false;
@@ -625,7 +626,7 @@ impl<'a> Model<'a> {
             let ls = &self.locksets[self.held[m][f as usize] as usize];
             let at = self.chain[m][f as usize];
             for &l in ls {
-                // Locks used by one thread only constrain nothing (m2.md §2.8.2).
+                // Locks used by one thread only constrain nothing.
                 if !self.shared_lock[l as usize] {
                     continue;
                 }

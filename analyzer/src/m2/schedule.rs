@@ -1,6 +1,6 @@
-//! m2's witnesses as trace schedules (DESIGN §5): the schedule of `X`'s model events
-//! that m2 proved (Lemma 5.1's `t|X`, or `decide`'s replayed max-min linearization),
-//! expanded with the events M2's model leaves out (`branch`, `begin`/`end`,
+//! m2's witnesses as trace schedules (docs/REPORT.md#witnesses): the schedule of `X`'s
+//! model events that m2 proved (Lemma 5.1's `t|X`, or `decide`'s replayed max-min
+//! linearization), expanded with the events M2's model leaves out (`branch`, `begin`/`end`,
 //! `enter`/`exit`, re-entrant inner acquires and releases), then the racing pair.
 //!
 //! Those events constrain nothing in M2's model, but a witness must run every thread as

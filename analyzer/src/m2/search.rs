@@ -1,12 +1,12 @@
-//! Which candidates are checked, and how (m2.md §2.4, §2.7).
+//! Which candidates are checked, and how.
 //!
-//! Candidates are grouped by (variable, thread, location, read/write, held lockset). A
-//! pair of groups is skipped when the signature is already reported, when neither side
-//! writes, or when the locksets intersect (a certain rejection: two sections on one lock
-//! cannot both be open). Inside a group pair, for each `e1`, only the `e2` outside both
-//! strict cones are candidates (the strict-cone window of §2.7, two pointers); the rest
-//! are certain rejections. Each candidate gets the full check of §2.4: full cones (rule
-//! 4), then Lemma 5.1's fast path, then `decide`. The first race ends the group pair.
+//! Candidates are grouped by (variable, thread, location, read/write, held lockset). A pair
+//! of groups is skipped when the signature is already reported, when neither side writes,
+//! or when the locksets intersect (a certain rejection: two sections on one lock cannot
+//! both be open). Inside a group pair, for each `e1`, only the `e2` outside both strict
+//! cones are candidates (the strict-cone window, two pointers); the rest are certain
+//! rejections. Each candidate gets the full check: full cones (rule 4), then Lemma 5.1's
+//! fast path, then `decide`. The first race ends the group pair.
 
 use super::decide::{Decider, Fail};
 use super::model::{Model, NONE};
@@ -123,7 +123,7 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
         .filter(|&v| off[v as usize] < off[v as usize + 1])
         .collect();
     lap.lap("search: groups");
-    // Variables are independent (m2.md §2.8.4): searched in parallel, reported in order.
+    // Variables are independent: searched in parallel, reported in order.
     let schedules = sink.wants_schedules();
     let expander = schedules.then(|| Expander::new(m));
     let results: Vec<VarResult> = vars
@@ -356,7 +356,7 @@ impl<'m, 'a> Search<'m, 'a> {
         uncertain.then_some(Found::Uncertain)
     }
 
-    /// The per-candidate check of m2.md §2.4, for a pair outside both strict cones.
+    /// The per-candidate check, for a pair outside both strict cones.
     /// Expects `s1`/`f1` to hold `e1`'s strict and full cones, `s2` `e2`'s strict cone.
     fn check(&mut self, e1: u32, e2: u32, q1: usize, q2: usize, decides: &mut usize) -> Verdict {
         let m = self.m;

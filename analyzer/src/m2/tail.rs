@@ -1,4 +1,5 @@
-//! A cheap sufficient test that `decide` succeeds: the *postponed-tails* witness [jrace].
+//! A cheap sufficient test that `decide` succeeds: the *postponed-tails* witness (jrace's
+//! own, not in the paper).
 //!
 //! When every open section of `X` belongs to the racing threads (the common case: the
 //! racing accesses hold locks, and no third thread is stuck in a section), try the
