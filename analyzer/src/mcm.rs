@@ -1,16 +1,15 @@
 //! `mcm`: sound and maximal race prediction in RVPredict's maximal causal model with
-//! branch events (Huang, Meredith, Roşu, PLDI 2014), solved with z3, as specified in
-//! `papers/notes/mcm.md` with its corrections.
+//! branch events (Huang, Meredith, Roşu, PLDI 2014), solved with z3 (docs/DETECTORS.md#mcm).
 //!
-//! **The race notion** (notes §1.1–1.2). A conflicting pair of plain accesses races when
+//! **The race notion** (docs/DETECTORS.md#words). A conflicting pair of plain accesses races when
 //! some feasible prefix of a reordering ends with the two next to each other. Feasible
 //! follows local determinism: a read may return another value than recorded, but then
 //! its thread may not pass a branch (`br`, and conservatively `enter`/`exit`), and its
 //! later writes carry unknown values. A trace without any `br` is analyzed in
-//! conservative mode: every read counts as followed by a branch (DESIGN §3, notes §1.8).
+//! conservative mode: every read counts as followed by a branch (docs/DETECTORS.md#branches-and-conservative-mode).
 //! Volatile accesses are reads and writes for consistency and are never reported.
 //!
-//! **The encoding** (notes §1.6): one order variable per event and a cut C, the pair at
+//! **The encoding**: one order variable per event and a cut C, the pair at
 //! the cut; MHB (program order, fork/join, matched notify → wake, pins of unmatched
 //! wakes, and BarrierPair edges as `rdit` builds them with every reachable set taken as
 //! `*`, which is conservative: [`crate::causal::barrier`]), lock exclusion of regions entered before the
@@ -29,7 +28,7 @@
 //!   [`crate::witness::MUST_WITNESS`].
 //!   A solver `unknown` (timeout) is never reported: such signatures are counted in
 //!   [`crate::detector::Outcome::unknown`].
-//! - *Maximal within a window, relative to the recorded notify pairing* (notes §1.11):
+//! - *Maximal within a window, relative to the recorded notify pairing* (docs/DETECTORS.md#mcm):
 //!   with one window covering the trace and no timeout, every race of the maximal causal
 //!   model whose wakes keep their recorded notifies is reported (checked against a
 //!   brute-force enumeration of feasible prefixes in `tests/prop_mcm.rs`). Windowing

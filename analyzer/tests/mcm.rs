@@ -39,7 +39,7 @@ fn set(v: &[&str]) -> BTreeSet<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-/// DESIGN §3's example (RVPredict Fig. 4): only the maximal detector finds (3,10); a
+/// docs/STD_FORMAT.md's example (RVPredict Fig. 4): only the maximal detector finds (3,10); a
 /// weaker detector in mcm's place fails here.
 #[test]
 fn design_example_only_mcm() {
@@ -97,8 +97,8 @@ fn vector_races_have_validated_witnesses() {
     assert!(from_detector >= 8, "only {from_detector}");
 }
 
-/// Notes §9.2: the witness the paper's literal Φ gives for V12 (F1,F11) is rejected at
-/// F6, a branch of a thread whose read of y changed; the notes' witnesses validate.
+/// The witness the paper's literal Φ gives for V12 (F1,F11) is rejected at F6, a branch
+/// of a thread whose read of y changed; jrace's witnesses validate.
 #[test]
 fn literal_phi_witness_of_v12_is_rejected() {
     let t = vector("v12.std");
@@ -117,7 +117,7 @@ fn literal_phi_witness_of_v12_is_rejected() {
         .validate_race_model(Model::Cf, loc("F1"), loc("F11"), &sched)
         .unwrap_err();
     assert_eq!((err.rule, err.step), (Rule::Cf, 4), "{err}");
-    // V1's witness from the notes (§4.1): 1, 6, 7, 8, 9, 2 · 3, 10 (8 reads y = 0).
+    // V1's expected witness: 1, 6, 7, 8, 9, 2 · 3, 10 (8 reads y = 0).
     let t = vector("v1.std");
     let facts = Facts::new(&t);
     let s: Vec<usize> = [1, 6, 7, 8, 9, 2, 3, 10].iter().map(|i| i - 1).collect();
@@ -129,7 +129,7 @@ fn literal_phi_witness_of_v12_is_rejected() {
     assert_eq!(facts.validate_race(2, 9, &s).unwrap_err().rule, Rule::Rf);
 }
 
-/// A trace whose only race spans a window border (notes §2.3): window 10, the pair at
+/// A trace whose only race spans a window border (docs/DETECTORS.md#windows-and-solver-limits): window 10, the pair at
 /// events 8 and 12. Overlapping windows find it; disjoint windows do not.
 #[test]
 fn cross_window_race_needs_overlap() {
@@ -211,7 +211,7 @@ fn unknown_answers_are_counted_not_reported() {
     assert_eq!(a.runs[0].outcome.unknown, Some(0));
 }
 
-/// V6a and V6c differ in one trailing `br` only (notes §9.5): branch-complete mode finds
+/// V6a and V6c differ in one trailing `br` only: branch-complete mode finds
 /// (6,11), conservative mode nothing; forcing conservative mode on V6a agrees.
 #[test]
 fn mode_switch() {
@@ -227,7 +227,7 @@ fn mode_switch() {
     assert!(sink.is_empty());
 }
 
-/// rdit-tree.md R12: a BarrierPair that starts before a window keeps its set and its
+/// Vector r12_window (R12): a BarrierPair that starts before a window keeps its set and its
 /// extent inside it (its edges are computed over the whole trace), with overlapping and
 /// with disjoint windows of 5 events; hb still reports the pair, and rdit through the
 /// public options too.

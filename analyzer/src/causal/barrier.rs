@@ -1,4 +1,4 @@
-//! BarrierPair ordering for `rdit` (notes `rdit-tree.md` §1.3): the must-happen-before
+//! BarrierPair ordering for `rdit` (docs/DETECTORS.md#rdit; Huang and Rajagopalan, OOPSLA 2016): the must-happen-before
 //! edges that a call into missing code adds, computed once per trace.
 //!
 //! **Model.** An `enter(M;D)`…`exit(M)` span (a BarrierPair, BP) stands for code that
@@ -8,14 +8,14 @@
 //! disjunction), so the edges join program order and fork/join in the ≺ relation the
 //! encodings already use: an `rdit` query is an `mcm` query over a larger ≺.
 //!
-//! **Which events are on an object E** (§1.3.2): an access to a variable `E`, `E.*` or
+//! **Which events are on an object E**: an access to a variable `E`, `E.*` or
 //! `E[*]` (so a class name covers its statics); a monitor operation on a lock named `E`
 //! or `Class@E` (the agent names locks by class and object id); when E names a thread,
 //! that thread's first and last events (its `begin`/`end` when recorded) and every
 //! `fork`/`join` naming it. `enter`/`exit` are on no object: BP–BP overlap orders them.
 //! A `*` set (⊤, the recorder gave up bounding it) covers every object.
 //!
-//! **Indexing instead of BP pairs** (§1.3.6). For each object o, let C_o be the events
+//! **Indexing instead of BP pairs**. For each object o, let C_o be the events
 //! of all BPs on o (enter, the thread's events in between, exit), in trace order. C_o is
 //! chained (an edge wherever two consecutive elements belong to different threads), and
 //! each other event on o gets an edge from the nearest element of C_o before it and to

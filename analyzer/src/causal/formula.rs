@@ -2,9 +2,9 @@
 //! one integer order variable per event and the cut C, in integer difference logic, kept
 //! solver-independent so they can be printed, tested and translated ([`super::solve`]).
 //!
-//! - [`mcm_query`]: the cut encoding of notes §1.6 (M1–M5) for one pair, on the pair's
+//! - [`mcm_query`]: the cut encoding (M1–M5, see [`mcm_query`]) for one pair, on the pair's
 //!   slice ([`slice()`]).
-//! - [`said_base`] and [`said_pair`]: S1–S4 of notes §5.2 over the whole window, and ρ.
+//! - [`said_base`] and [`said_pair`]: Said et al.'s S1–S4 (docs/DETECTORS.md#said) over the whole window, and ρ.
 //!
 //! Both go through [`Builder`], which owns the Boolean variables (memoized read
 //! definitions `c_r` and per-thread history chains `h`) and the list of assertions.
@@ -36,7 +36,7 @@ pub enum F {
     B(u32),
     And(Vec<F>),
     Or(Vec<F>),
-    /// `b ⇒ f`: one-directional definitions (notes §1.10).
+    /// `b ⇒ f`: one-directional definitions.
     Implies(u32, Box<F>),
 }
 
@@ -104,7 +104,7 @@ pub struct Builder<'w, 'g, 'a> {
     /// Whether local event k has an order variable.
     member: Vec<bool>,
     pub c: Constraints,
-    /// `c_r` per read (memoized, notes §1.10).
+    /// `c_r` per read (memoized).
     read_bool: HashMap<u32, u32>,
     /// `h` chain per (thread, number of reads): a Boolean, or `True`.
     chain: HashMap<(u32, u32), F>,
@@ -317,8 +317,8 @@ impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
     }
 }
 
-/// The events that can matter for the pair (a, b) (notes §3 "slicing"; see the module
-/// docs of [`super`]): the ≺-closed set of events that may come before the cut in some
+/// The events that can matter for the pair (a, b) (slicing; see the module docs of
+/// [`super`]): the ≺-closed set of events that may come before the cut in some
 /// witness, grown from the pair's ≺-predecessors by the sources of the reads guards need
 /// and by the releases that lock exclusion may need. Excludes a, b and everything after
 /// them. `None` if a ≺ b or b ≺ a.
@@ -426,7 +426,7 @@ pub fn slice(w: &Window, a: u32, b: u32) -> Option<Vec<u32>> {
     Some(out)
 }
 
-/// The mcm query for (a, b) (notes §1.6, M1–M5, with the pair at the cut), on its
+/// The mcm query for (a, b) (M1–M5, with the pair at the cut), on its
 /// slice. `None` if the pair is MHB-ordered.
 pub fn mcm_query(w: &Window, a: u32, b: u32) -> Option<Constraints> {
     let mut members = slice(w, a, b)?;
@@ -578,7 +578,7 @@ pub fn place_unconstrained(
     }
 }
 
-/// S1–S4 (notes §5.2): the whole window, branches removed, every read keeps its value.
+/// S1–S4 (Said et al., docs/DETECTORS.md#said): the whole window, branches removed, every read keeps its value.
 pub fn said_base(w: &Window) -> Constraints {
     let members: Vec<u32> = (0..w.len as u32)
         .filter(|&k| w.ev(k).kind != Kind::Branch)
@@ -658,7 +658,7 @@ pub fn said_base(w: &Window) -> Constraints {
     bld.finish()
 }
 
-/// ρ(a, b) of notes §5.2: a and b are enabled together.
+/// ρ(a, b) (Said et al.'s Eq. 3): a and b are enabled together.
 pub fn said_pair(w: &Window, a: u32, b: u32) -> F {
     let nb = |k: u32, dir: i64| -> u32 {
         let t = w.tix[k as usize] as usize;
