@@ -308,3 +308,49 @@ fn a_spent_query_budget_gives_a_signature_up() {
     }
     assert!(gave_up > 0, "no vector spends a budget of one query");
 }
+
+/// An owner-field latch (a page's `owner`, set under the page's monitor after a guard
+/// read of `null`, cleared later) protects `buf`, written by both threads outside any
+/// lock: no race, decided without a single solver query; `hits` is read outside the latch
+/// and races. Without the latch shortcut, the same races, but the solver must refute
+/// every `buf` pair.
+#[test]
+fn a_latch_by_value_refutes_its_pairs_without_the_solver() {
+    let mut text = String::from("main|fork(t1)|m1\nmain|fork(t2)|m2\n");
+    let mut order = vec![];
+    for round in 0..3 {
+        for t in ["t1", "t2"] {
+            order.push((t, round));
+        }
+    }
+    for (k, (t, round)) in order.into_iter().enumerate() {
+        let me = if t == "t1" { 1 } else { 2 };
+        text.push_str(&format!(
+            "{t}|acq(page)|P.java:10\n{t}|r(page.owner,0)|P.java:11\n{t}|br|P.java:11\n\
+             {t}|w(page.owner,{me})|P.java:12\n{t}|rel(page)|P.java:13\n\
+             {t}|r(buf,{prev})|B.java:20\n{t}|w(buf,{me}{round})|B.java:21\n\
+             {t}|acq(page)|P.java:30\n{t}|w(page.owner,0)|P.java:31\n{t}|notifyall(page)|P.java:32\n{t}|rel(page)|P.java:33\n\
+             {t}|r(hits,{k})|H.java:5\n{t}|w(hits,{next})|H.java:6\n",
+            prev = if round == 0 && t == "t1" { "0".to_owned() } else if t == "t1" { format!("2{}", round - 1) } else { format!("1{round}") },
+            next = k + 1,
+        ));
+    }
+    let trace = parse(&text);
+    let run = |latches: bool| {
+        let mut sink = RaceSink::new();
+        let opts = Options {
+            latches,
+            ..Options::default()
+        };
+        let stats = causal::run(&trace.events, Policy::Mcm, &opts, None, &mut sink);
+        (sigs(&trace, &sink), stats)
+    };
+    let (with, ws) = run(true);
+    let (without, ns) = run(false);
+    assert_eq!(with, without);
+    assert!(with.iter().all(|s| s.starts_with("hits")), "{with:?}");
+    assert!(!with.is_empty());
+    assert_eq!(ws.latch_vars, 1, "{ws:?}");
+    assert!(ws.latched >= 3, "{ws:?}");
+    assert!(ns.queries >= ws.queries + 3, "with {ws:?}, without {ns:?}");
+}

@@ -1,5 +1,5 @@
 //! `mcm` and `said` against a brute-force oracle of the maximal causal model on
-//! thousands of random tiny traces with values and branches (notes mcm.md §9):
+//! thousands of random tiny traces with values and branches (docs/DETECTORS.md#mcm):
 //!
 //! - `mcm` reports exactly the oracle's races (sound and maximal);
 //! - `said` reports only races the oracle finds, and only races `mcm` finds;
@@ -10,7 +10,7 @@
 //! The oracle enumerates every feasible prefix of a reordering (local determinism:
 //! a read may return another value, which taints its thread; a tainted thread takes no
 //! branch, and its writes write unknown values), with the trace's notify pairing
-//! (DESIGN §3), and reports every conflicting pair of plain accesses that are the next
+//! (docs/DETECTORS.md#notify-and-wake), and reports every conflicting pair of plain accesses that are the next
 //! events of their threads in some such prefix.
 
 use jrace_analyzer::causal::{self, Options, Policy};
@@ -477,8 +477,8 @@ fn conservative_mode_and_windows_find_subsets() {
 // ---------------------------------------------------------------------------------------
 // BarrierPairs (rdit, and mcm's conservative reading of them).
 
-/// Alg 5 of the thesis as `rdit-tree.md` §1.3.3 restates it, with §1.3.2's "events on
-/// an object", written independently of `causal::barrier` (pairwise, quadratic): for
+/// Alg 5 of the RDIT thesis, with the "events on an object" of
+/// `causal/barrier.rs`, written independently of `causal::barrier` (pairwise, quadratic): for
 /// every two BarrierPairs whose sets meet, their events (enter, the events in between,
 /// exit) are chained in trace order; for every BarrierPair, object x of its set and
 /// event e on x, the BarrierPair's events and e are chained. `top`: every set is `*`.
@@ -963,4 +963,225 @@ fn jdk_reads_keep_their_writers() {
         "weak test: the flag changed mcm's races on only {differ} of {traces} traces"
     );
     eprintln!("{traces} traces; the flag changed mcm's races on {differ}");
+}
+
+/// A random execution of 2–3 threads that take a latch by value: under lock `l`, a guard
+/// read of the owner field `o` (0: free), a branch, a set `o = thread`; then work on `x`,
+/// `y` (and reads of `o`) without `l`; then `o = 0`, sometimes under `l`. Threads also
+/// touch `x`, `y` outside the latch. A guard that finds `o` taken gives up that round.
+/// `broken` breaks the shape in one of the ways that must not be taken for a latch (no
+/// branch after the guard, the set outside `l`, the guard and the set in two regions of
+/// `l`, a write of `o` by a thread that does not hold it): the detector must then leave
+/// the pairs to the solver, and the oracle comparison checks that it does. The flag says
+/// whether the broken part ran (`t1`'s set, or the stray write).
+fn latch_trace(seed: u64, broken: Option<u8>) -> (String, Trace, bool) {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Op {
+        Acq,
+        Rel,
+        Guard,
+        Br,
+        Set,
+        Clear,
+        Stray,
+        ReadO,
+        Access(usize, bool),
+    }
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let nt = rng.gen_range(2..=3);
+    let mut progs: Vec<Vec<Op>> = Vec::new();
+    for t in 0..nt {
+        let mut rounds: Vec<Vec<Op>> = Vec::new();
+        for _ in 0..rng.gen_range(1..=2) {
+            let mut p = Vec::new();
+            if rng.gen_bool(0.75) {
+                let (lock, br, split) = match broken {
+                    Some(0) if t == 0 => (true, false, false),
+                    Some(1) if t == 0 => (false, true, false),
+                    Some(2) if t == 0 => (true, true, true),
+                    _ => (true, true, false),
+                };
+                if lock {
+                    p.push(Op::Acq);
+                }
+                p.push(Op::Guard);
+                if br {
+                    p.push(Op::Br);
+                }
+                if split {
+                    p.extend([Op::Rel, Op::Acq]);
+                }
+                p.push(Op::Set);
+                if lock {
+                    p.push(Op::Rel);
+                }
+                for _ in 0..rng.gen_range(1..=2) {
+                    if rng.gen_bool(0.2) {
+                        p.push(Op::ReadO);
+                    } else {
+                        p.push(Op::Access(rng.gen_range(0..2), rng.gen_bool(0.5)));
+                    }
+                }
+                let locked_clear = rng.gen_bool(0.6);
+                if locked_clear {
+                    p.push(Op::Acq);
+                }
+                p.push(Op::Clear);
+                if locked_clear {
+                    p.push(Op::Rel);
+                }
+            } else {
+                p.push(Op::Access(rng.gen_range(0..2), rng.gen_bool(0.5)));
+            }
+            rounds.push(p);
+        }
+        if broken == Some(3) && t == nt - 1 {
+            rounds.insert(rng.gen_range(0..=rounds.len()), vec![Op::Stray]);
+        }
+        let p: Vec<Op> = rounds.concat();
+        progs.push(p);
+    }
+    // Run it: `pc` per thread; a guard that reads a taken latch ends its round.
+    let mut pc = vec![0usize; nt];
+    let mut owner_lock: Option<usize> = None;
+    let mut cur = [0i64; 3]; // x, y, o
+    let mut out = String::new();
+    let mut n = 0;
+    let mut ran = false;
+    loop {
+        let ready: Vec<usize> = (0..nt)
+            .filter(|&t| {
+                pc[t] < progs[t].len() && (progs[t][pc[t]] != Op::Acq || owner_lock.is_none())
+            })
+            .collect();
+        if ready.is_empty() || n >= 34 {
+            break;
+        }
+        let t = ready[rng.gen_range(0..ready.len())];
+        let op = progs[t][pc[t]];
+        pc[t] += 1;
+        n += 1;
+        let name = format!("t{}", t + 1);
+        let line = match op {
+            Op::Acq => {
+                owner_lock = Some(t);
+                "acq(l)".to_owned()
+            }
+            Op::Rel => {
+                owner_lock = None;
+                "rel(l)".to_owned()
+            }
+            Op::Guard => {
+                if cur[2] != 0 {
+                    // Taken: the rest of the round is its branch and the end of the
+                    // region it is in.
+                    let mut end = pc[t];
+                    while progs[t][end] != Op::Clear {
+                        end += 1;
+                    }
+                    if progs[t].get(end + 1) == Some(&Op::Rel) {
+                        end += 1;
+                    }
+                    let mut rest = Vec::new();
+                    if progs[t][pc[t]] == Op::Br {
+                        rest.push(Op::Br);
+                    }
+                    if owner_lock == Some(t) {
+                        rest.push(Op::Rel);
+                    }
+                    progs[t].splice(pc[t]..=end, rest);
+                }
+                format!("r(o,{})", cur[2])
+            }
+            Op::Br => "br".to_owned(),
+            Op::Set => {
+                ran |= t == 0 && matches!(broken, Some(0..=2));
+                cur[2] = t as i64 + 1;
+                format!("w(o,{})", cur[2])
+            }
+            Op::Clear | Op::Stray => {
+                ran |= op == Op::Stray;
+                cur[2] = 0;
+                "w(o,0)".to_owned()
+            }
+            Op::ReadO => format!("r(o,{})", cur[2]),
+            Op::Access(v, write) => {
+                let var = ["x", "y"][v];
+                if write {
+                    cur[v] = rng.gen_range(1..3);
+                    format!("w({var},{})", cur[v])
+                } else {
+                    let s = format!("r({var},{})", cur[v]);
+                    if rng.gen_bool(0.5) {
+                        out.push_str(&format!("{name}|{s}|{n}\n"));
+                        n += 1;
+                        "br".to_owned()
+                    } else {
+                        s
+                    }
+                }
+            }
+        };
+        out.push_str(&format!("{name}|{line}|{n}\n"));
+    }
+    let trace = jrace_trace::std_format::parse_str(&out, "latch.std")
+        .unwrap_or_else(|e| panic!("{e}\n{out}"));
+    // Without any branch, every read guards (conservative mode): no branch is needed.
+    let ran = ran && (broken != Some(0) || trace.has_branches);
+    (out, trace, ran)
+}
+
+/// The latch shortcut ([`causal::latch`]) refutes pairs without the solver and changes
+/// nothing: on random latch executions, intact and broken, mcm, said and rdit report
+/// what they report without it, mcm exactly the oracle's races.
+#[test]
+fn latches_refute_only_what_the_model_refutes() {
+    let with = Options::default();
+    let without = Options {
+        latches: false,
+        ..Options::default()
+    };
+    let (mut traces, mut latched, mut races, mut failures) = (0, 0u64, 0, Vec::new());
+    let mut found = [0u64; 5];
+    for seed in 0..1500u64 {
+        let broken = [None, None, Some(0), Some(1), Some(2), Some(3)][seed as usize % 6];
+        let (text, trace, ran) = latch_trace(seed, broken);
+        traces += 1;
+        let want = Oracle::new(&trace, !trace.has_branches).races();
+        races += want.len();
+        let (mcm, ms) = run(&trace, Policy::Mcm, &with);
+        let (mcm0, _) = run(&trace, Policy::Mcm, &without);
+        latched += ms.latched;
+        if broken.is_none() || ran {
+            found[broken.map_or(4, usize::from)] += ms.latch_vars;
+        }
+        if mcm != want || mcm0 != want {
+            failures.push(format!(
+                "seed {seed} ({broken:?}): mcm {mcm:?} (without latches {mcm0:?}), oracle {want:?}, {ms:?}\n{text}"
+            ));
+        }
+        let (said, _) = run(&trace, Policy::Said, &with);
+        let (said0, _) = run(&trace, Policy::Said, &without);
+        if said != said0 {
+            failures.push(format!(
+                "seed {seed} ({broken:?}): said {said:?}, without latches {said0:?}\n{text}"
+            ));
+        }
+        if ms.invalid_witnesses > 0 || ms.unknown > 0 {
+            failures.push(format!("seed {seed}: mcm {ms:?}\n{text}"));
+        }
+        if failures.len() > 5 {
+            break;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!("{traces} traces, {races} oracle races, {latched} pairs latched, latches found per shape (broken and ran 0..3, intact): {found:?}");
+    assert!(
+        latched > 300,
+        "weak test: only {latched} pairs refuted by latches"
+    );
+    assert!(races > 1000, "weak test: only {races} races");
+    // A broken shape that ran is never a latch.
+    assert_eq!(found[..4].iter().sum::<u64>(), 0, "{found:?}");
+    assert!(found[4] > 150, "weak test: {found:?}");
 }

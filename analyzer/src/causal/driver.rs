@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Ids of said's per-window base constraints (see [`with_solver`]).
 static NEXT_BASE: AtomicU64 = AtomicU64::new(1);
+use super::latch::Latches;
 use super::window::{Carry, Global, Window};
 use crate::detector::RaceSink;
 use crate::witness::{Checkpoint, Facts, Model};
@@ -18,18 +19,18 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 /// Which encoding a run uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
-    /// RVPredict's maximal causal model, cut encoding (notes §1.6).
+    /// RVPredict's maximal causal model, cut encoding (docs/DETECTORS.md#mcm).
     Mcm,
-    /// Said et al.'s whole-window read consistency (notes §5.2).
+    /// Said et al.'s whole-window read consistency (docs/DETECTORS.md#said).
     Said,
-    /// `mcm` over a ≺ extended by BarrierPair edges (`rdit-tree.md` §1.3.4).
+    /// `mcm` over a ≺ extended by BarrierPair edges (docs/DETECTORS.md#rdit).
     Rdit,
 }
 
 /// Knobs of a run. See [`crate::DetectorOptions`] for the public ones.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Window size N in events; windows start every N/2 events (notes §2.3).
+    /// Window size N in events; windows start every N/2 events (docs/DETECTORS.md#windows-and-solver-limits).
     pub window: usize,
     /// Per-query solver timeout in milliseconds (0: none).
     pub timeout_ms: u32,
@@ -55,6 +56,9 @@ pub struct Options {
     /// Testing hook: answer `unknown` without solving for every k-th query (0: never),
     /// as a timeout would.
     pub inject_unknown_every: u64,
+    /// Refute pairs inside the spans of a common latch ([`super::latch`]) without a
+    /// query. Off only to compare with plain mcm.
+    pub latches: bool,
 }
 
 impl Default for Options {
@@ -69,6 +73,7 @@ impl Default for Options {
             branches: None,
             overlap: true,
             inject_unknown_every: 0,
+            latches: true,
         }
     }
 }
@@ -95,9 +100,13 @@ pub struct Stats {
     /// Signatures given up after [`Options::max_queries_per_signature`] queries (also
     /// counted in `unknown`).
     pub given_up: u64,
+    /// Candidate pairs refuted without a solver by a common latch ([`super::latch`]).
+    pub latched: u64,
+    /// Variables found to be latches.
+    pub latch_vars: u64,
 }
 
-/// A race signature (notes §3.2): the variable's static name (its id in
+/// A race signature (docs/REPORT.md): the variable's static name (its id in
 /// `Symbols::var_static`, or the variable itself when names are unknown) and the
 /// location pair, low first.
 type Key = (u32, LocId, LocId);
@@ -158,11 +167,15 @@ pub fn run_with_objects(
     }
     let t_start = std::time::Instant::now();
     let mut g = Global::new(events, opts.branches);
+    if opts.latches {
+        g.latches = Latches::find(events, &g.keys, g.branch_complete);
+        stats.latch_vars = g.latches.count as u64;
+    }
     let trace = synthetic_trace(events, g.branch_complete);
     let mut facts = Facts::new(&trace);
     if g.has_barriers {
         // rdit orders BarrierPairs by their reachable sets; mcm and said conservatively
-        // take every set as `*` (notes mcm.md §1.7), which orders a superset of pairs.
+        // take every set as `*` (docs/DETECTORS.md#mcm), which orders a superset of pairs.
         let top = ObjectIndex::default();
         let index = match policy {
             Policy::Rdit => objects.unwrap_or(&top),
@@ -199,7 +212,7 @@ pub fn run_with_objects(
         let mut w = Window::build(&g, &carry, start, end);
         w.compute_forced();
         stats.windows += 1;
-        let buckets = candidates(&w, prev_end, &sigs, opts, &mut stats.forced);
+        let buckets = candidates(&w, prev_end, &sigs, opts, &mut stats);
         solve_window(
             &w,
             policy,
@@ -260,9 +273,10 @@ fn debug_level() -> u8 {
     })
 }
 
-/// Quick check (notes §3.1): conflicting plain accesses of different threads, not
+/// Quick check (docs/DETECTORS.md#mcm): conflicting plain accesses of different threads, not
 /// ≺f-ordered ([`Window::compute_forced`]: ≺ plus the single sources of guarding
-/// reads), holding no common lock, whose second event is beyond the previous window
+/// reads), holding no common lock and no common latch ([`super::latch`]), whose second
+/// event is beyond the previous window
 /// (so each pair is tried in the first window containing both), grouped by (variable,
 /// location pair) not yet reported, nearest pairs first.
 fn candidates(
@@ -270,7 +284,7 @@ fn candidates(
     prev_end: usize,
     sigs: &Sigs,
     opts: &Options,
-    forced: &mut u64,
+    stats: &mut Stats,
 ) -> Vec<(Key, Vec<(u32, u32)>)> {
     let mut by_var: HashMap<VarId, Vec<u32>> = HashMap::default();
     for k in 0..w.len as u32 {
@@ -299,12 +313,17 @@ fn candidates(
                     continue;
                 }
                 if w.forced_prec(i, j) {
-                    *forced += u64::from(!w.prec(i, j));
+                    stats.forced += u64::from(!w.prec(i, j));
                     ordered[u] = true;
                     continue;
                 }
                 let key = sigs.key(ej.target, ei.loc, ej.loc);
                 if sigs.done.contains(&key) || w.common_lock(i, j) {
+                    continue;
+                }
+                let (gi, gj) = (w.global(i) as u32, w.global(j) as u32);
+                if w.g.latches.common((ei.thread, gi), (ej.thread, gj)) {
+                    stats.latched += 1;
                     continue;
                 }
                 buckets.entry(key).or_default().push((i, j));
@@ -347,7 +366,7 @@ fn solve_window(
     let mut round = 0usize;
     let mut open: Vec<bool> = vec![true; buckets.len()];
     loop {
-        // Round-robin (notes §3.2): the next pair of every open bucket.
+        // Round-robin: the next pair of every open bucket.
         let batch: Vec<(usize, u32, u32)> = buckets
             .iter()
             .enumerate()
@@ -511,7 +530,7 @@ fn solve_window(
     stats.solve_ms += solve_ns.into_inner() / 1_000_000;
 }
 
-/// The witness from a model (notes §4.1): the events before the cut (said: before the
+/// The witness from a model (docs/DETECTORS.md#witnesses): the events before the cut (said: before the
 /// earlier of the pair), by (order value, trace index), then the pair; global indices,
 /// relative to the window start (the recorded prefix is implied).
 fn schedule(

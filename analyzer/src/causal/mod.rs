@@ -7,6 +7,8 @@
 //! - [`formula`]: the solver-independent constraint builder: the cut encoding of `mcm`
 //!   on a pair's slice, and `said`'s whole-window encoding.
 //! - [`solve`]: translation to z3 (the only module that names z3).
+//! - [`latch`]: variables used as locks by value (an owner field set and cleared under
+//!   a monitor), whose spans refute pairs in the quick check.
 //! - [`driver`]: windows, quick check, rounds of parallel queries, witnesses.
 //!
 //! **Slicing** (why a query may leave events out). An event without an order variable
@@ -31,7 +33,7 @@
 //! change in the query (their own thread's latest write, or the initial value, with no
 //! write of the query able to come in between) get no definition (`c_r = true`).
 //!
-//! **Windowing** (notes §2). Windows of N events start every N/2 events; a pair is
+//! **Windowing** (docs/DETECTORS.md#windows-and-solver-limits). Windows of N events start every N/2 events; a pair is
 //! checked in the first window that contains both of its events. Everything before a
 //! window is its fixed past: the values last written ([`window::Carry`]), the locks held
 //! (regions with an acquire before the window), waits whose wake is in the window, and
@@ -54,8 +56,8 @@
 //! trace ([`crate::witness`], model cf for mcm, value for said).
 //!
 //! **Witness size.** A race found in a window starting at event s carries the schedule
-//! "events 0..s as recorded, then the model's prefix, then the pair" (DESIGN §5 lists
-//! witnesses in full). Schedules are only built when the sink wants them
+//! "events 0..s as recorded, then the model's prefix, then the pair" (docs/REPORT.md#witnesses:
+//! witnesses are listed in full). Schedules are only built when the sink wants them
 //! ([`crate::RaceSink::wants_schedules`], `--witness`); then memory grows with races ×
 //! trace length (on the 10 M-event benchmark trace, more than 24 GB), which is the cost
 //! of that format, not of the analysis.
@@ -86,6 +88,7 @@ pub mod barrier;
 pub mod detector;
 pub mod driver;
 pub mod formula;
+pub mod latch;
 pub mod solve;
 pub mod window;
 

@@ -1,9 +1,10 @@
 //! Trace facts for the solver encodings: what is computed once per trace ([`Global`]),
-//! what is carried from the recorded past into a window ([`Carry`], notes §2.2), and the
+//! what is carried from the recorded past into a window ([`Carry`]), and the
 //! per-window tables the constraint builder reads ([`Window`]): dense threads, the
-//! must-happen-before relation ≺ as one vector clock per event (notes §1.4, §1.9), lock
+//! must-happen-before relation ≺ as one vector clock per event, lock
 //! regions, writes per variable, locksets, and initial values.
 
+use super::latch::Latches;
 use crate::sync::NotifyMatcher;
 use crate::witness::{initial_values, unexplained_reads, value_keys, ValueKey};
 use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
@@ -28,9 +29,9 @@ pub struct Global<'a> {
     /// Per thread: its first and last event (global indices).
     pub first_of: HashMap<ThreadId, u32>,
     pub last_of: HashMap<ThreadId, u32>,
-    /// Branch-complete mode (notes §1.8): the trace carries branch events.
+    /// Branch-complete mode (docs/DETECTORS.md#branches-and-conservative-mode): the trace carries branch events.
     pub branch_complete: bool,
-    /// Whether the trace has `enter` events (BarrierPairs then order events, §1.7).
+    /// Whether the trace has `enter` events (BarrierPairs then order events).
     pub has_barriers: bool,
     /// Reads whose recorded value no traced write explains
     /// ([`crate::witness::unexplained_reads`]): only same-valued writes are their sources.
@@ -38,11 +39,14 @@ pub struct Global<'a> {
     /// The BarrierPair edges ([`super::barrier::barrier_edges`], sorted by target):
     /// `rdit`'s from the reachable sets, mcm's and said's with every set taken as `*`.
     pub bp_edges: Vec<(u32, u32)>,
+    /// Variables used as locks by value, and who holds them where ([`Latches::find`];
+    /// empty until the driver computes them).
+    pub latches: Latches,
 }
 
 impl<'a> Global<'a> {
     /// `branches`: whether the recording carried branches; `None` infers it from the
-    /// events (a trace without any `br` is analyzed in conservative mode, DESIGN §3).
+    /// events (a trace without any `br` is analyzed in conservative mode, docs/DETECTORS.md#branches-and-conservative-mode).
     pub fn new(events: &'a [Event], branches: Option<bool>) -> Global<'a> {
         let keys = value_keys(events);
         let init = initial_values(events, &keys).into_iter().collect();
@@ -101,11 +105,12 @@ impl<'a> Global<'a> {
             branch_complete: branches.unwrap_or(any_branch),
             has_barriers,
             bp_edges: Vec::new(),
+            latches: Latches::default(),
         }
     }
 }
 
-/// The state of the recorded past at a window start (notes §2.2): the last value written
+/// The state of the recorded past at a window start (docs/DETECTORS.md#windows-and-solver-limits): the last value written
 /// to each variable, and the locks each thread holds (outermost regions, including the
 /// monitor re-acquired by a `wake`).
 #[derive(Default)]
@@ -142,7 +147,7 @@ impl Carry {
     }
 }
 
-/// A lock region (notes §1.4): an acquire-like event (`acq`, `wake`) and its release-like
+/// A lock region: an acquire-like event (`acq`, `wake`) and its release-like
 /// event (`rel`, `wait`) in one thread; window-local indices, [`NONE`] for an acquire
 /// before the window (⊥) or a release after it (⊤).
 #[derive(Clone, Copy, Debug)]
@@ -208,7 +213,7 @@ impl<'g, 'a> Window<'g, 'a> {
         )
     }
 
-    /// The window `[start, end)` inside this one (a pair-centered window, notes §2.3):
+    /// The window `[start, end)` inside this one (a pair-centered window, docs/DETECTORS.md#windows-and-solver-limits):
     /// its past is this window's past plus this window's events before `start`.
     pub fn sub(&self, start: usize, end: usize) -> Window<'g, 'a> {
         let cut = (start - self.start) as u32;
@@ -292,7 +297,7 @@ impl<'g, 'a> Window<'g, 'a> {
                         }
                     }
                     None => {
-                        // Unmatched wake: whatever woke it stays before it (notes §1.6).
+                        // Unmatched wake: whatever woke it stays before it (docs/DETECTORS.md#notify-and-wake).
                         for (u, &l) in last_seen.iter().enumerate() {
                             if u as u32 != tix[k] && l != NONE {
                                 edges.push((l, k32));
@@ -562,8 +567,9 @@ impl<'g, 'a> Window<'g, 'a> {
         (o != NONE && o as usize >= self.start).then(|| (o as usize - self.start) as u32)
     }
 
-    /// Src(r) of notes §1.6 (M4): the writes read `r` may take its value from (same value
-    /// key, or its recorded writer), pruned by rules 1 and 2 of §1.9.
+    /// Src(r) (M4): the writes read `r` may take its value from (same value key, or its
+    /// recorded writer), pruned: no write ≺-after `r`, and of the writes ≺-before `r` only
+    /// those no other such write follows in ≺.
     pub fn sources(&self, r: u32) -> Vec<u32> {
         let e = self.ev(r);
         let Some(ws) = self.writes.get(&e.target) else {
@@ -592,8 +598,8 @@ impl<'g, 'a> Window<'g, 'a> {
         out
     }
 
-    /// Whether INIT(r) is available (notes §1.6, with the recorded-writer case of
-    /// witness.md §5.3): the value at the window start is r's value (or r read it in the
+    /// Whether INIT(r) is available (with the recorded-writer case of the value models,
+    /// docs/DETECTORS.md#witnesses): the value at the window start is r's value (or r read it in the
     /// trace), and no window write to its variable must precede r.
     pub fn init_ok(&self, r: u32) -> bool {
         let e = self.ev(r);
@@ -606,7 +612,7 @@ impl<'g, 'a> Window<'g, 'a> {
     }
 
     /// Whether event `k` is guarded in branch-complete mode (M5): a branch, or an
-    /// `enter`/`exit` (conservatively a branch, notes §1.7).
+    /// `enter`/`exit` (conservatively a branch, docs/DETECTORS.md#branches-and-conservative-mode).
     pub fn is_branch_like(&self, k: u32) -> bool {
         matches!(self.ev(k).kind, Kind::Branch | Kind::Enter | Kind::Exit)
     }
