@@ -125,8 +125,8 @@ pub type ValueKey = (u8, i64);
 /// value (or no value), else its own value; the initial-value token for a read without a
 /// value that observed no write.
 pub fn value_keys(events: &[Event]) -> Vec<ValueKey> {
-    let mut last: HashMap<u32, ValueKey> = HashMap::new();
-    let mut last_value: HashMap<u32, Option<i64>> = HashMap::new();
+    // Per variable: the key and the value (if any) of its last write.
+    let mut last: Dense<Option<(ValueKey, Option<i64>)>> = Dense::default();
     events
         .iter()
         .enumerate()
@@ -140,18 +140,16 @@ pub fn value_keys(events: &[Event]) -> Vec<ValueKey> {
                 } else {
                     (1, i as i64)
                 };
-                last.insert(e.target, k);
-                last_value.insert(e.target, e.has_value().then_some(e.value));
+                *last.get_mut(e.target) = Some((k, e.has_value().then_some(e.value)));
                 k
             }
             Kind::Read | Kind::VRead => {
-                let writer = last.get(&e.target).copied();
-                match writer {
+                match last.get(e.target) {
                     // Reads its writer's value: the writer's key (a JDK writer's own).
-                    Some(k) if !e.has_value() || last_value[&e.target] == Some(e.value) => k,
+                    Some((k, v)) if !e.has_value() || v == Some(e.value) => k,
                     // A value its writer did not write: its own value (unexplained reads).
                     _ if e.has_value() => (0, e.value),
-                    Some(k) => k,
+                    Some((k, _)) => k,
                     None => (2, 0),
                 }
             }
@@ -160,20 +158,63 @@ pub fn value_keys(events: &[Event]) -> Vec<ValueKey> {
         .collect()
 }
 
+/// A map from dense ids (variables, threads) to values: a vector that grows on demand,
+/// much cheaper than hashing once per event of a long trace.
+pub struct Dense<T> {
+    v: Vec<T>,
+}
+
+impl<T> Default for Dense<T> {
+    fn default() -> Self {
+        Dense { v: Vec::new() }
+    }
+}
+
+impl<T: Default + Copy> Dense<T> {
+    pub fn get_mut(&mut self, id: u32) -> &mut T {
+        let i = id as usize;
+        if i >= self.v.len() {
+            self.v.resize(i + 1, T::default());
+        }
+        &mut self.v[i]
+    }
+
+    /// The value of `id`, the default when never set.
+    pub fn get(&self, id: u32) -> T {
+        self.v.get(id as usize).copied().unwrap_or_default()
+    }
+
+    pub fn into_vec(self) -> Vec<T> {
+        self.v
+    }
+}
+
 /// Per variable: its value before the trace, when known: the value its first access read
 /// (None when that access is a write, or the variable is never accessed).
 pub fn initial_values(events: &[Event], keys: &[ValueKey]) -> HashMap<u32, Option<ValueKey>> {
-    let mut init: HashMap<u32, Option<ValueKey>> = HashMap::new();
+    initial_values_dense(events, keys)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(v, k)| k.map(|k| (v as u32, k)))
+        .collect()
+}
+
+/// [`initial_values`] indexed by variable (`None` for a variable never accessed).
+pub fn initial_values_dense(events: &[Event], keys: &[ValueKey]) -> Vec<Option<Option<ValueKey>>> {
+    let mut init: Dense<Option<Option<ValueKey>>> = Dense::default();
     for (i, e) in events.iter().enumerate() {
         if e.kind.is_access() {
-            init.entry(e.target).or_insert(if e.kind.is_write() {
-                None
-            } else {
-                Some(keys[i])
-            });
+            let slot = init.get_mut(e.target);
+            if slot.is_none() {
+                *slot = Some(if e.kind.is_write() {
+                    None
+                } else {
+                    Some(keys[i])
+                });
+            }
         }
     }
-    init
+    init.into_vec()
 }
 
 /// The reads whose recorded value no traced write explains (test vector r08b_missingwrite):
@@ -198,9 +239,11 @@ pub fn unexplained_reads(events: &[Event]) -> std::collections::HashSet<u32> {
 /// trace order (also while streaming: `jrace stats`). Per variable it keeps the value key
 /// of its first access if that is a read (its initial value, [`initial_values`]) and the
 /// value of its last write.
-#[derive(Default, Debug)]
+#[derive(Default)]
 pub struct UnexplainedCounter {
-    vars: HashMap<u32, (Option<ValueKey>, Option<Option<i64>>)>,
+    /// Per variable: whether it was seen, the key of its first access if a read, and the
+    /// value of its last write.
+    vars: Dense<(bool, Option<ValueKey>, Option<Option<i64>>)>,
     /// Valued reads seen, and those no traced write explains.
     pub reads: u64,
     pub unexplained: u64,
@@ -213,22 +256,23 @@ impl UnexplainedCounter {
         if !e.kind.is_access() {
             return false;
         }
-        let seen = self.vars.contains_key(&e.target);
-        let st = self.vars.entry(e.target).or_insert((None, None));
+        let st = self.vars.get_mut(e.target);
+        let seen = std::mem::replace(&mut st.0, true);
+        let st = (&mut st.1, &mut st.2);
         if e.kind.is_write() {
-            st.1 = Some(e.has_value().then_some(e.value));
+            *st.1 = Some(e.has_value().then_some(e.value));
             return false;
         }
         if !seen {
-            st.0 = Some(if e.has_value() { (0, e.value) } else { (2, 0) });
+            *st.0 = Some(if e.has_value() { (0, e.value) } else { (2, 0) });
         }
         if !e.has_value() {
             return false;
         }
         self.reads += 1;
-        let explained = match st.1 {
+        let explained = match *st.1 {
             Some(w) => w.is_none_or(|v| v == e.value),
-            None => st.0 == Some((0, e.value)),
+            None => *st.0 == Some((0, e.value)),
         };
         self.unexplained += u64::from(!explained);
         !explained
@@ -336,14 +380,18 @@ impl<'a> Facts<'a> {
         let events = &trace.events;
         let n = events.len();
         let mut dense: HashMap<ThreadId, u32> = HashMap::new();
+        let mut dense_of: Dense<u32> = Dense::default(); // dense index + 1, 0: none yet
         let mut threads: Vec<Vec<u32>> = Vec::new();
         let mut tix = Vec::with_capacity(n);
         let mut local = Vec::with_capacity(n);
         for (i, e) in events.iter().enumerate() {
-            let d = *dense.entry(e.thread).or_insert_with(|| {
+            let slot = dense_of.get_mut(e.thread);
+            if *slot == 0 {
                 threads.push(Vec::new());
-                (threads.len() - 1) as u32
-            });
+                *slot = threads.len() as u32;
+                dense.insert(e.thread, *slot - 1);
+            }
+            let d = *slot - 1;
             tix.push(d);
             local.push(threads[d as usize].len() as u32);
             threads[d as usize].push(i as u32);
@@ -353,7 +401,7 @@ impl<'a> Facts<'a> {
         let mut wake_notify = vec![NONE; n];
         let mut notify_waits: HashMap<u32, Vec<u32>> = HashMap::new();
         let mut wake_wait: HashMap<u32, u32> = HashMap::new();
-        let mut last_write: HashMap<u32, u32> = HashMap::new();
+        let mut last_write: Dense<u32> = Dense::default(); // index + 1, 0: none
         let mut matcher: NotifyMatcher<()> = NotifyMatcher::new();
         let mut wait_of: HashMap<ThreadId, u32> = HashMap::new();
         let (mut nvars, mut nlocks) = (0usize, 0usize);
@@ -361,11 +409,11 @@ impl<'a> Facts<'a> {
             let i32_ = i as u32;
             match e.kind {
                 Kind::Read | Kind::VRead => {
-                    observed[i] = last_write.get(&e.target).copied().unwrap_or(NONE);
+                    observed[i] = last_write.get(e.target).wrapping_sub(1);
                     nvars = nvars.max(e.target as usize + 1);
                 }
                 Kind::Write | Kind::VWrite => {
-                    last_write.insert(e.target, i32_);
+                    *last_write.get_mut(e.target) = i32_ + 1;
                     nvars = nvars.max(e.target as usize + 1);
                 }
                 Kind::Fork => {
@@ -396,10 +444,11 @@ impl<'a> Facts<'a> {
             }
         }
         let keys = value_keys(events);
-        let mut init = vec![None; nvars];
-        for (v, k) in initial_values(events, &keys) {
-            init[v as usize] = k;
-        }
+        let mut init: Vec<Option<ValueKey>> = initial_values_dense(events, &keys)
+            .into_iter()
+            .map(Option::flatten)
+            .collect();
+        init.resize(nvars, None);
         let unexplained = unexplained_reads(events);
         Facts {
             unexplained,
@@ -420,6 +469,45 @@ impl<'a> Facts<'a> {
             before: HashMap::new(),
             kept: HashMap::new(),
         }
+    }
+
+    /// Value key of every event ([`value_keys`]).
+    pub fn keys(&self) -> &[ValueKey] {
+        &self.keys
+    }
+
+    /// Per event: for a read, the write it observed in the trace, else [`NONE`].
+    pub fn observed(&self) -> &[u32] {
+        &self.observed
+    }
+
+    /// The known initial value of variable `v` ([`initial_values`]).
+    pub fn initial(&self, v: u32) -> Option<ValueKey> {
+        self.init.get(v as usize).copied().flatten()
+    }
+
+    /// The notify a `wake` (event `i`) was matched with.
+    pub fn wake_notify(&self, i: u32) -> Option<u32> {
+        self.wake_notify
+            .get(i as usize)
+            .copied()
+            .filter(|&n| n != NONE)
+    }
+
+    /// The `wait` a matched `wake` (event `i`) returns from.
+    pub fn wake_wait(&self, i: u32) -> Option<u32> {
+        self.wake_wait.get(&i).copied()
+    }
+
+    /// Whether read `i` is one no traced write explains ([`unexplained_reads`]).
+    pub fn is_unexplained(&self, i: u32) -> bool {
+        self.unexplained.contains(&i)
+    }
+
+    /// The first and last event of thread `t`, if it has any.
+    pub fn thread_span(&self, t: ThreadId) -> Option<(u32, u32)> {
+        let th = &self.threads[*self.dense.get(&t)? as usize];
+        Some((*th.first()?, *th.last()?))
     }
 
     /// Adds must-happen-before edges `(from, to)` (event indices) to the rules every

@@ -4,7 +4,8 @@
 //! their modules state what each promises.
 
 use super::barrier::ObjectIndex;
-use super::{run_with_objects, Options, Policy, Stats};
+use super::driver::{run_trace, synthetic_trace};
+use super::{Options, Policy, Stats};
 use crate::detector::{Detector, Outcome, RaceSink};
 use jrace_trace::Event;
 
@@ -58,11 +59,11 @@ impl Detector for CausalDetector {
     }
 
     fn finish(&mut self, races: &mut RaceSink) -> Outcome {
-        let events = std::mem::take(&mut self.events);
+        let trace = synthetic_trace(std::mem::take(&mut self.events), self.options.branches);
         let statics = self.statics.take();
         let objects = self.objects.take();
-        self.stats = run_with_objects(
-            &events,
+        self.stats = run_trace(
+            &trace,
             self.policy,
             &self.options,
             statics.as_deref(),

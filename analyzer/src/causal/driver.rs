@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Ids of said's per-window base constraints (see [`with_solver`]).
 static NEXT_BASE: AtomicU64 = AtomicU64::new(1);
 use super::latch::Latches;
-use super::window::{Carry, Global, Window};
+use super::window::{has_barriers, Carry, Global, Window};
 use crate::detector::RaceSink;
 use crate::witness::{Checkpoint, Facts, Model};
-use jrace_trace::{Event, LocId, Symbols, Trace, VarId};
+use jrace_trace::{Event, LocId, Symbols, ThreadId, Trace, VarId};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -104,6 +104,8 @@ pub struct Stats {
     pub latched: u64,
     /// Variables found to be latches.
     pub latch_vars: u64,
+    /// Windows without two threads' conflicting accesses, skipped before any table.
+    pub quiet_windows: u64,
 }
 
 /// A race signature (docs/REPORT.md): the variable's static name (its id in
@@ -160,20 +162,33 @@ pub fn run_with_objects(
     objects: Option<&ObjectIndex>,
     races: &mut RaceSink,
 ) -> Stats {
+    if events.is_empty() {
+        return Stats::default();
+    }
+    let trace = synthetic_trace(events.to_vec(), opts.branches);
+    run_trace(&trace, policy, opts, statics, objects, races)
+}
+
+/// [`run_with_objects`] on a trace that owns its events (from [`synthetic_trace`]), so
+/// that a long trace is not copied.
+pub fn run_trace(
+    trace: &Trace,
+    policy: Policy,
+    opts: &Options,
+    statics: Option<&[u32]>,
+    objects: Option<&ObjectIndex>,
+    races: &mut RaceSink,
+) -> Stats {
     let mut stats = Stats::default();
+    let events = &trace.events[..];
     let n = events.len();
     if n == 0 {
         return stats;
     }
     let t_start = std::time::Instant::now();
-    let mut g = Global::new(events, opts.branches);
-    if opts.latches {
-        g.latches = Latches::find(events, &g.keys, g.branch_complete);
-        stats.latch_vars = g.latches.count as u64;
-    }
-    let trace = synthetic_trace(events, g.branch_complete);
-    let mut facts = Facts::new(&trace);
-    if g.has_barriers {
+    let mut facts = Facts::new(trace);
+    let mut bp_edges = Vec::new();
+    if has_barriers(events) {
         // rdit orders BarrierPairs by their reachable sets; mcm and said conservatively
         // take every set as `*` (docs/DETECTORS.md#mcm), which orders a superset of pairs.
         let top = ObjectIndex::default();
@@ -181,9 +196,20 @@ pub fn run_with_objects(
             Policy::Rdit => objects.unwrap_or(&top),
             Policy::Mcm | Policy::Said => &top,
         };
-        let edges = barrier_edges(events, index);
-        facts.set_order_edges(&edges);
-        g.bp_edges = edges;
+        bp_edges = barrier_edges(events, index);
+        facts.set_order_edges(&bp_edges);
+    }
+    let mut g = Global::new(events, &facts, Some(trace.has_branches));
+    g.bp_edges = bp_edges;
+    if opts.latches {
+        g.latches = Latches::find(events, g.keys, g.branch_complete);
+        stats.latch_vars = g.latches.count as u64;
+    }
+    if debug_level() > 0 {
+        eprintln!(
+            "jrace: {policy:?}: trace facts ready, {:.1}s",
+            t_start.elapsed().as_secs_f64()
+        );
     }
     let model = match policy {
         Policy::Mcm | Policy::Rdit => Model::Cf,
@@ -209,22 +235,26 @@ pub fn run_with_objects(
         let end = (start + size).min(n);
         carry.advance(&g, start);
         facts.advance(&mut cp, start);
-        let mut w = Window::build(&g, &carry, start, end);
-        w.compute_forced();
         stats.windows += 1;
-        let buckets = candidates(&w, prev_end, &sigs, opts, &mut stats);
-        solve_window(
-            &w,
-            policy,
-            opts,
-            buckets,
-            &facts,
-            &cp,
-            races,
-            &mut sigs,
-            &mut unknown,
-            &mut stats,
-        );
+        if !may_conflict(&events[start..end], prev_end.saturating_sub(start)) {
+            stats.quiet_windows += 1;
+        } else {
+            let mut w = Window::build(&g, &carry, start, end);
+            w.compute_forced();
+            let buckets = candidates(&w, prev_end, &sigs, opts, &mut stats);
+            solve_window(
+                &w,
+                policy,
+                opts,
+                buckets,
+                &facts,
+                &cp,
+                races,
+                &mut sigs,
+                &mut unknown,
+                &mut stats,
+            );
+        }
         if debug && stats.windows % 500 == 0 {
             eprintln!(
                 "jrace: {policy:?}: {} of {n} events, {stats:?}, {:.1}s",
@@ -273,6 +303,50 @@ fn debug_level() -> u8 {
     })
 }
 
+/// Whether `window` has a pair [`candidates`] could return: plain accesses of one
+/// variable by two threads, one of them a write, the later one at or after `from`
+/// (window-local). Most windows of a long trace have none (one thread at work, or
+/// threads on their own data); they skip [`Window::build`].
+fn may_conflict(window: &[Event], from: usize) -> bool {
+    /// Per variable: the first thread that wrote it and whether others did, the same
+    /// for any access.
+    #[derive(Clone, Copy)]
+    struct Seen {
+        writer: ThreadId,
+        writers: bool,
+        accessor: ThreadId,
+        accessors: bool,
+    }
+    const NOBODY: ThreadId = ThreadId::MAX;
+    let mut seen: HashMap<VarId, Seen> = HashMap::default();
+    for (k, e) in window.iter().enumerate() {
+        if !e.kind.is_plain_access() {
+            continue;
+        }
+        let s = seen.entry(e.target).or_insert(Seen {
+            writer: NOBODY,
+            writers: false,
+            accessor: e.thread,
+            accessors: false,
+        });
+        let other = |first: ThreadId, many: bool| many || (first != NOBODY && first != e.thread);
+        let write = e.kind.is_write();
+        if k >= from
+            && ((write && other(s.accessor, s.accessors)) || (!write && other(s.writer, s.writers)))
+        {
+            return true;
+        }
+        s.accessors |= s.accessor != e.thread;
+        if write {
+            if s.writer == NOBODY {
+                s.writer = e.thread;
+            }
+            s.writers |= s.writer != e.thread;
+        }
+    }
+    false
+}
+
 /// Quick check (docs/DETECTORS.md#mcm): conflicting plain accesses of different threads, not
 /// ≺f-ordered ([`Window::compute_forced`]: ≺ plus the single sources of guarding
 /// reads), holding no common lock and no common latch ([`super::latch`]), whose second
@@ -286,16 +360,20 @@ fn candidates(
     opts: &Options,
     stats: &mut Stats,
 ) -> Vec<(Key, Vec<(u32, u32)>)> {
-    let mut by_var: HashMap<VarId, Vec<u32>> = HashMap::default();
-    for k in 0..w.len as u32 {
-        let e = w.ev(k);
-        if e.kind.is_plain_access() {
-            by_var.entry(e.target).or_default().push(k);
-        }
-    }
+    // Plain accesses grouped by variable, in trace order within each group (one sort
+    // instead of a vector per variable).
+    let mut by_var: Vec<(VarId, u32)> = (0..w.len as u32)
+        .filter(|&k| w.ev(k).kind.is_plain_access())
+        .map(|k| (w.ev(k).target, k))
+        .collect();
+    by_var.sort_unstable();
+    let accs: Vec<u32> = by_var.iter().map(|&(_, k)| k).collect();
     let mut buckets: HashMap<Key, Vec<(u32, u32)>> = HashMap::default();
     let mut ordered = vec![false; w.nt];
-    for acc in by_var.values() {
+    for acc in by_var.chunk_by(|a, b| a.0 == b.0).scan(0usize, |at, g| {
+        *at += g.len();
+        Some(&accs[*at - g.len()..*at])
+    }) {
         for (jj, &j) in acc.iter().enumerate() {
             if w.global(j) < prev_end {
                 continue;
@@ -600,11 +678,13 @@ fn schedule(
     out
 }
 
-/// A [`Trace`] over `events` with placeholder names, for the validator (which only uses
-/// names in its messages).
-fn synthetic_trace(events: &[Event], has_branches: bool) -> Trace {
+/// A [`Trace`] owning `events`, with placeholder names, for the validator (which only
+/// uses names in its messages). `branches`: whether the recording carried branches
+/// (`None`: a trace with a `br` does).
+pub fn synthetic_trace(events: Vec<Event>, branches: Option<bool>) -> Trace {
+    let has_branches = branches.unwrap_or_else(|| super::window::has_branches(&events));
     let (mut nt, mut nv, mut nl) = (0u32, 0u32, 0u32);
-    for e in events {
+    for e in &events {
         nt = nt.max(e.thread + 1);
         if e.kind.has_thread() {
             nt = nt.max(e.target + 1);
@@ -628,7 +708,66 @@ fn synthetic_trace(events: &[Event], has_branches: bool) -> Trace {
     }
     Trace {
         symbols,
-        events: events.to_vec(),
+        events,
         has_branches,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_conflict;
+    use jrace_trace::{Event, Kind};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    /// `may_conflict` is exactly "some conflicting pair of two threads' plain accesses
+    /// ends at or after `from`", by brute force on random windows.
+    #[test]
+    fn may_conflict_is_the_pairwise_check() {
+        let kinds = [
+            Kind::Read,
+            Kind::Write,
+            Kind::VRead,
+            Kind::VWrite,
+            Kind::Branch,
+        ];
+        let (mut yes, mut no) = (0, 0);
+        for seed in 0..20_000u64 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let n = rng.gen_range(1..12);
+            let w: Vec<Event> = (0..n)
+                .map(|_| {
+                    Event::new(
+                        rng.gen_range(0..3),
+                        kinds[rng.gen_range(0..kinds.len())],
+                        rng.gen_range(0..3),
+                        0,
+                    )
+                })
+                .collect();
+            let from = rng.gen_range(0..=n);
+            let brute = (0..n).any(|j| {
+                j >= from
+                    && (0..j).any(|i| {
+                        let (a, b) = (&w[i], &w[j]);
+                        a.kind.is_plain_access()
+                            && b.kind.is_plain_access()
+                            && a.target == b.target
+                            && a.thread != b.thread
+                            && (a.kind.is_write() || b.kind.is_write())
+                    })
+            });
+            assert_eq!(
+                may_conflict(&w, from),
+                brute,
+                "seed {seed}: {w:?} from {from}"
+            );
+            if brute {
+                yes += 1
+            } else {
+                no += 1
+            }
+        }
+        assert!(yes > 2000 && no > 2000, "{yes} {no}");
     }
 }

@@ -477,8 +477,8 @@ pub fn mcm_query(w: &Window, a: u32, b: u32) -> Option<Constraints> {
         let e = w.ev(k);
         if e.kind == Kind::Wake {
             let gk = w.global(k) as u32;
-            let n = w.g.wake_notify.get(&gk).copied();
-            let v = w.g.wake_wait.get(&gk).copied();
+            let n = w.g.facts.wake_notify(gk);
+            let v = w.g.facts.wake_wait(gk);
             if let (Some(n), Some(v)) = (n, v) {
                 if n as usize >= w.start && v as usize >= w.start {
                     let (n, v) = ((n as usize - w.start) as u32, (v as usize - w.start) as u32);
@@ -638,7 +638,7 @@ pub fn said_base(w: &Window) -> Constraints {
         match e.kind {
             Kind::Wake => {
                 let gk = w.global(k) as u32;
-                if let (Some(&n), Some(&v)) = (w.g.wake_notify.get(&gk), w.g.wake_wait.get(&gk)) {
+                if let (Some(n), Some(v)) = (w.g.facts.wake_notify(gk), w.g.facts.wake_wait(gk)) {
                     if n as usize >= w.start && v as usize >= w.start {
                         bld.assert(lt(
                             (v as usize - w.start) as u32,

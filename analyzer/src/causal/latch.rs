@@ -82,15 +82,17 @@ impl Latches {
     /// Finds the latches of `events` (value keys `keys`, see [`crate::witness::value_keys`]).
     /// `branch_complete`: whether the trace records branches (else every read is guarded).
     pub fn find(events: &[Event], keys: &[ValueKey], branch_complete: bool) -> Latches {
-        let free = free_values(events, keys);
-        if free.is_empty() {
+        // The candidates' free values; `None` once a variable is found not to be a latch.
+        let mut free = free_values(events, keys);
+        if free.iter().all(Option::is_none) {
             return Latches::default();
         }
-        let mut bad: rustc_hash::FxHashSet<VarId> = Default::default();
+        let is_candidate =
+            |free: &[Option<ValueKey>], x: VarId| free.get(x as usize).copied().flatten();
         let mut lock_of: HashMap<VarId, SmallVec<[LockId; 2]>> = HashMap::default();
         let mut local: HashMap<(ThreadId, VarId), Local> = HashMap::default();
-        let mut regions: HashMap<ThreadId, SmallVec<[(LockId, u64); 4]>> = HashMap::default();
-        let mut branches: HashMap<ThreadId, u64> = HashMap::default();
+        let mut regions: Vec<SmallVec<[(LockId, u64); 4]>> = Vec::new();
+        let mut branches: Vec<u64> = Vec::new();
         let mut next_region = 0u64;
         // (thread, variable, set, release or u32::MAX)
         let mut spans: Vec<(ThreadId, VarId, u32, u32)> = Vec::new();
@@ -99,31 +101,29 @@ impl Latches {
             match e.kind {
                 Kind::Acquire | Kind::Wake if e.kind == Kind::Wake || !e.is_nested() => {
                     next_region += 1;
-                    regions.entry(t).or_default().push((e.target, next_region));
+                    slot(&mut regions, t).push((e.target, next_region));
                 }
                 Kind::Release | Kind::Wait if e.kind == Kind::Wait || !e.is_nested() => {
-                    if let Some(h) = regions.get_mut(&t) {
-                        if let Some(p) = h.iter().rposition(|&(l, _)| l == e.target) {
-                            h.remove(p);
-                        }
+                    let h = slot(&mut regions, t);
+                    if let Some(p) = h.iter().rposition(|&(l, _)| l == e.target) {
+                        h.remove(p);
                     }
                 }
                 Kind::Branch | Kind::Enter | Kind::Exit => {
-                    *branches.entry(t).or_default() += 1;
+                    *slot(&mut branches, t) += 1;
                 }
                 Kind::Read | Kind::VRead => {
-                    if free.contains_key(&e.target) && !bad.contains(&e.target) {
-                        let bc = branches.get(&t).copied().unwrap_or(0);
-                        let regs = regions.get(&t).cloned().unwrap_or_default();
+                    if is_candidate(&free, e.target).is_some() {
+                        let bc = *slot(&mut branches, t);
+                        let regs = slot(&mut regions, t).clone();
                         local.entry((t, e.target)).or_default().guard = Some((keys[i], bc, regs));
                     }
                 }
                 Kind::Write | Kind::VWrite => {
                     let x = e.target;
-                    let Some(&f) = free.get(&x) else { continue };
-                    if bad.contains(&x) {
+                    let Some(f) = is_candidate(&free, x) else {
                         continue;
-                    }
+                    };
                     let st = local.entry((t, x)).or_default();
                     let guard = st.guard.take();
                     st.writes += 1;
@@ -136,14 +136,14 @@ impl Latches {
                     }
                     // A set: a value other than f, after a guard that read f, with a
                     // branch in between, both in one region of the variable's lock.
+                    let now = slot(&mut regions, t).clone();
+                    let branched = *slot(&mut branches, t);
                     let ok = keys[i] != f
                         && guard.is_some_and(|(k, bc, regs)| {
-                            let now = regions.get(&t);
-                            let passed =
-                                !branch_complete || branches.get(&t).copied().unwrap_or(0) > bc;
+                            let passed = !branch_complete || branched > bc;
                             let common: SmallVec<[LockId; 2]> = regs
                                 .iter()
-                                .filter(|r| now.is_some_and(|n| n.contains(r)))
+                                .filter(|r| now.contains(r))
                                 .map(|&(l, _)| l)
                                 .collect();
                             let locks = lock_of.entry(x).or_insert_with(|| common.clone());
@@ -153,7 +153,7 @@ impl Latches {
                     if ok {
                         st.open = Some(i as u32);
                     } else {
-                        bad.insert(x);
+                        free[x as usize] = None;
                     }
                 }
                 _ => {}
@@ -164,7 +164,7 @@ impl Latches {
                 spans.push((t, x, s, u32::MAX));
             }
         }
-        spans.retain(|&(_, x, _, _)| !bad.contains(&x));
+        spans.retain(|&(_, x, _, _)| is_candidate(&free, x).is_some());
         let mut latches = Latches::default();
         let mut vars: Vec<VarId> = spans.iter().map(|s| s.1).collect();
         vars.sort_unstable();
@@ -221,29 +221,32 @@ impl Latches {
     }
 }
 
+/// `v[i]`, growing `v` as needed (per-thread state indexed by thread id).
+fn slot<T: Default + Clone>(v: &mut Vec<T>, i: u32) -> &mut T {
+    let i = i as usize;
+    if i >= v.len() {
+        v.resize(i + 1, T::default());
+    }
+    &mut v[i]
+}
+
 /// First pass, over writes only: the variables whose writes all have recorded values and
 /// alternate set / release per thread, with one value f for every release and at least
-/// two threads that set them; each with its f.
-fn free_values(events: &[Event], keys: &[ValueKey]) -> HashMap<VarId, ValueKey> {
-    #[derive(Clone, Copy)]
+/// two threads that set them; each with its f (indexed by variable, `None` for the rest).
+fn free_values(events: &[Event], keys: &[ValueKey]) -> Vec<Option<ValueKey>> {
+    #[derive(Clone, Default)]
     struct Var {
         free: Option<ValueKey>,
-        setter: ThreadId,
-        threads: u8,
+        /// Writes per thread.
+        writes: SmallVec<[(ThreadId, u32); 2]>,
         bad: bool,
     }
-    let mut vars: HashMap<VarId, Var> = HashMap::default();
-    let mut count: HashMap<(ThreadId, VarId), u32> = HashMap::default();
+    let mut vars: Vec<Var> = Vec::new();
     for (i, e) in events.iter().enumerate() {
         if !e.kind.is_write() {
             continue;
         }
-        let v = vars.entry(e.target).or_insert(Var {
-            free: None,
-            setter: e.thread,
-            threads: 1,
-            bad: false,
-        });
+        let v = slot(&mut vars, e.target);
         if v.bad {
             continue;
         }
@@ -252,26 +255,31 @@ fn free_values(events: &[Event], keys: &[ValueKey]) -> HashMap<VarId, ValueKey> 
             v.bad = true;
             continue;
         }
-        let n = count.entry((e.thread, e.target)).or_default();
-        *n += 1;
-        if *n % 2 == 0 {
+        let n = match v.writes.iter_mut().find(|(t, _)| *t == e.thread) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                v.writes.push((e.thread, 1));
+                1
+            }
+        };
+        if n % 2 == 0 {
             match v.free {
                 None => v.free = Some(k),
                 Some(f) if f != k => v.bad = true,
                 _ => {}
             }
-        } else if *n == 1 && v.setter != e.thread && v.threads < 2 {
-            v.threads = 2;
         }
     }
     vars.into_iter()
-        .filter_map(|(x, v)| match v {
+        .map(|v| match v {
             Var {
                 free: Some(f),
-                threads: 2,
                 bad: false,
-                ..
-            } => Some((x, f)),
+                ref writes,
+            } if writes.len() >= 2 => Some(f),
             _ => None,
         })
         .collect()

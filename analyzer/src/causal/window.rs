@@ -5,37 +5,28 @@
 //! regions, writes per variable, locksets, and initial values.
 
 use super::latch::Latches;
-use crate::sync::NotifyMatcher;
-use crate::witness::{initial_values, unexplained_reads, value_keys, ValueKey};
+use crate::witness::{Facts, ValueKey};
 use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 
 pub const NONE: u32 = u32::MAX;
 
-/// Whole-trace facts, computed once.
+/// Whole-trace facts, computed once: mostly the validator's own ([`Facts`]), shared so
+/// that a long trace is scanned once for them.
 pub struct Global<'a> {
     pub events: &'a [Event],
-    /// Value key of every access ([`value_keys`]).
-    pub keys: Vec<ValueKey>,
+    /// The trace's facts (value keys, observed writes, initial values, notify pairing,
+    /// unexplained reads), which the witnesses are validated against.
+    pub facts: &'a Facts<'a>,
+    /// Value key of every access ([`crate::witness::value_keys`]).
+    pub keys: &'a [ValueKey],
     /// Per read: the write it observed in the trace (global index), or [`NONE`].
-    pub observed: Vec<u32>,
-    /// Per variable: its value before the trace, when known.
-    pub init: HashMap<VarId, Option<ValueKey>>,
-    /// Per wake: its matched notify (global index).
-    pub wake_notify: HashMap<u32, u32>,
-    /// Per wake with a matched notify: the `wait` it returns from.
-    pub wake_wait: HashMap<u32, u32>,
-    /// Per thread: its first and last event (global indices).
-    pub first_of: HashMap<ThreadId, u32>,
-    pub last_of: HashMap<ThreadId, u32>,
+    pub observed: &'a [u32],
     /// Branch-complete mode (docs/DETECTORS.md#branches-and-conservative-mode): the trace carries branch events.
     pub branch_complete: bool,
     /// Whether the trace has `enter` events (BarrierPairs then order events).
     pub has_barriers: bool,
-    /// Reads whose recorded value no traced write explains
-    /// ([`crate::witness::unexplained_reads`]): only same-valued writes are their sources.
-    pub unexplained: rustc_hash::FxHashSet<u32>,
     /// The BarrierPair edges ([`super::barrier::barrier_edges`], sorted by target):
     /// `rdit`'s from the reachable sets, mcm's and said's with every set taken as `*`.
     pub bp_edges: Vec<(u32, u32)>,
@@ -46,67 +37,63 @@ pub struct Global<'a> {
 
 impl<'a> Global<'a> {
     /// `branches`: whether the recording carried branches; `None` infers it from the
-    /// events (a trace without any `br` is analyzed in conservative mode, docs/DETECTORS.md#branches-and-conservative-mode).
-    pub fn new(events: &'a [Event], branches: Option<bool>) -> Global<'a> {
-        let keys = value_keys(events);
-        let init = initial_values(events, &keys).into_iter().collect();
-        let mut observed = vec![NONE; events.len()];
-        let mut last_write: HashMap<VarId, u32> = HashMap::default();
-        let mut matcher: NotifyMatcher<()> = NotifyMatcher::new();
-        let mut wait_of: HashMap<ThreadId, u32> = HashMap::default();
-        let mut wake_notify = HashMap::default();
-        let mut wake_wait = HashMap::default();
-        let mut first_of = HashMap::default();
-        let mut last_of = HashMap::default();
-        let mut any_branch = false;
-        let mut has_barriers = false;
-        for (i, e) in events.iter().enumerate() {
-            let i32_ = i as u32;
-            first_of.entry(e.thread).or_insert(i32_);
-            last_of.insert(e.thread, i32_);
-            match e.kind {
-                Kind::Read | Kind::VRead => {
-                    observed[i] = last_write.get(&e.target).copied().unwrap_or(NONE)
-                }
-                Kind::Write | Kind::VWrite => {
-                    last_write.insert(e.target, i32_);
-                }
-                Kind::Wait => {
-                    matcher.wait(e.thread, e.target, i as u64);
-                    wait_of.insert(e.thread, i32_);
-                }
-                Kind::Notify | Kind::NotifyAll => {
-                    matcher.notify(e.target, i as u64, e.kind == Kind::NotifyAll, || ())
-                }
-                Kind::Wake => {
-                    if let Some((n, ())) = matcher.wake(e.thread, e.target) {
-                        wake_notify.insert(i32_, n as u32);
-                        if let Some(&w) = wait_of.get(&e.thread) {
-                            wake_wait.insert(i32_, w);
-                        }
-                    }
-                }
-                Kind::Branch => any_branch = true,
-                Kind::Enter => has_barriers = true,
-                _ => {}
-            }
-        }
-        let unexplained = unexplained_reads(events).into_iter().collect();
+    /// events (a trace without any `br` is analyzed in conservative mode,
+    /// docs/DETECTORS.md#branches-and-conservative-mode).
+    pub fn new(events: &'a [Event], facts: &'a Facts<'a>, branches: Option<bool>) -> Global<'a> {
         Global {
-            unexplained,
             events,
-            keys,
-            observed,
-            init,
-            wake_notify,
-            wake_wait,
-            first_of,
-            last_of,
-            branch_complete: branches.unwrap_or(any_branch),
-            has_barriers,
+            facts,
+            keys: facts.keys(),
+            observed: facts.observed(),
+            branch_complete: branches.unwrap_or_else(|| has_branches(events)),
+            has_barriers: has_barriers(events),
             bp_edges: Vec::new(),
             latches: Latches::default(),
         }
+    }
+
+    /// The first and last event (global indices) of thread `t`.
+    pub fn thread_span(&self, t: ThreadId) -> Option<(u32, u32)> {
+        self.facts.thread_span(t)
+    }
+}
+
+/// Whether any event is a `br` (the trace was recorded with branches).
+pub fn has_branches(events: &[Event]) -> bool {
+    events.iter().any(|e| e.kind == Kind::Branch)
+}
+
+/// Whether any event is an `enter` (calls into excluded code: BarrierPairs).
+pub fn has_barriers(events: &[Event]) -> bool {
+    events.iter().any(|e| e.kind == Kind::Enter)
+}
+
+/// The window writes of each variable, in trace order: one sorted vector and an index
+/// (a vector per variable costs an allocation per variable per window).
+pub struct Writes {
+    index: HashMap<VarId, (u32, u32)>,
+    list: Vec<u32>,
+}
+
+impl Writes {
+    fn new(mut writes: Vec<(VarId, u32)>) -> Writes {
+        writes.sort_unstable();
+        let mut index = HashMap::default();
+        let mut at = 0u32;
+        for g in writes.chunk_by(|a, b| a.0 == b.0) {
+            index.insert(g[0].0, (at, g.len() as u32));
+            at += g.len() as u32;
+        }
+        Writes {
+            index,
+            list: writes.into_iter().map(|(_, k)| k).collect(),
+        }
+    }
+
+    /// The window writes of `x` (plain and volatile), in trace order.
+    pub fn get(&self, x: &VarId) -> Option<&[u32]> {
+        let &(at, n) = self.index.get(x)?;
+        Some(&self.list[at as usize..(at + n) as usize])
     }
 }
 
@@ -183,7 +170,7 @@ pub struct Window<'g, 'a> {
     /// Region id of each acquire-like event.
     pub region_of_acq: HashMap<u32, u32>,
     /// Window writes (plain and volatile) of each variable, in trace order.
-    pub writes: HashMap<VarId, Vec<u32>>,
+    pub writes: Writes,
     /// Value of each variable at the window start, when known.
     pub v0: HashMap<VarId, Option<ValueKey>>,
     /// Lockset id of each plain access ([`Window::lockset`]).
@@ -208,7 +195,7 @@ impl<'g, 'a> Window<'g, 'a> {
                     .last_write
                     .get(&x)
                     .copied()
-                    .or_else(|| g.init.get(&x).copied().flatten())
+                    .or_else(|| g.facts.initial(x))
             },
         )
     }
@@ -277,21 +264,21 @@ impl<'g, 'a> Window<'g, 'a> {
             let k32 = k as u32;
             match e.kind {
                 Kind::Fork => {
-                    if let Some(f) = g.first_of.get(&e.target).and_then(|&f| local(f)) {
+                    if let Some(f) = g.thread_span(e.target).and_then(|(f, _)| local(f)) {
                         if f > k32 {
                             edges.push((k32, f));
                         }
                     }
                 }
                 Kind::Join => {
-                    if let Some(l) = g.last_of.get(&e.target).and_then(|&l| local(l)) {
+                    if let Some(l) = g.thread_span(e.target).and_then(|(_, l)| local(l)) {
                         if l < k32 {
                             edges.push((l, k32));
                         }
                     }
                 }
-                Kind::Wake => match g.wake_notify.get(&((start + k) as u32)) {
-                    Some(&n) => {
+                Kind::Wake => match g.facts.wake_notify((start + k) as u32) {
+                    Some(n) => {
                         if let Some(n) = local(n) {
                             edges.push((n, k32));
                         }
@@ -362,7 +349,7 @@ impl<'g, 'a> Window<'g, 'a> {
         let mut lockset_ids: HashMap<SmallVec<[LockId; 4]>, u32> = HashMap::default();
         let mut locksets = Vec::new();
         let mut lockset_of = vec![NONE; len];
-        let mut writes: HashMap<VarId, Vec<u32>> = HashMap::default();
+        let mut writes: Vec<(VarId, u32)> = Vec::new();
         let mut v0: HashMap<VarId, Option<ValueKey>> = HashMap::default();
         let mut reads_before = vec![0u32; len];
         let mut reads: Vec<Vec<u32>> = vec![Vec::new(); nt];
@@ -393,7 +380,7 @@ impl<'g, 'a> Window<'g, 'a> {
             if e.kind.is_access() {
                 v0.entry(e.target).or_insert_with(|| v0_of(e.target));
                 if e.kind.is_write() {
-                    writes.entry(e.target).or_default().push(k32);
+                    writes.push((e.target, k32));
                 } else {
                     reads[t].push(k32);
                 }
@@ -428,7 +415,7 @@ impl<'g, 'a> Window<'g, 'a> {
             regions,
             by_lock,
             region_of_acq,
-            writes,
+            writes: Writes::new(writes),
             v0,
             lockset_of,
             locksets,
@@ -557,7 +544,7 @@ impl<'g, 'a> Window<'g, 'a> {
     /// Whether read `k`'s recorded writer (or the initial value, when it observed none)
     /// explains its value ([`Global::unexplained`]).
     pub fn explained(&self, k: u32) -> bool {
-        !self.g.unexplained.contains(&(self.global(k) as u32))
+        !self.g.facts.is_unexplained(self.global(k) as u32)
     }
 
     /// The observed write of read `k`, as a local index, or `None` when it lies before
