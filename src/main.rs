@@ -320,6 +320,41 @@ fn progress_bar(what: &str) -> Option<indicatif::ProgressBar> {
     Some(pb)
 }
 
+/// The solver detectors' progress ([`jrace_analyzer::Progress`]) on the reading bar: once
+/// the trace is read, it turns into a bar of windows with the queries, races and
+/// undecided pairs so far and an estimate of the time left.
+struct WindowProgress {
+    pb: indicatif::ProgressBar,
+    detector: std::sync::Mutex<&'static str>,
+}
+
+impl jrace_analyzer::Progress for WindowProgress {
+    fn update(&self, detector: &str, done: u64, total: u64, status: &str) {
+        let mut current = self.detector.lock().unwrap_or_else(|e| e.into_inner());
+        if *current != detector {
+            *current = match detector {
+                "mcm" => "mcm",
+                "said" => "said",
+                "rdit" => "rdit",
+                _ => "solver",
+            };
+            self.pb.reset();
+            self.pb.set_length(total);
+            self.pb.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{prefix} {pos}/{len} windows [{bar:16}] {msg}, {eta} left",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            self.pb.set_prefix(*current);
+        }
+        self.pb.set_length(total);
+        self.pb.set_position(done);
+        self.pb.set_message(status.to_owned());
+    }
+}
+
 fn open(path: &Path) -> Result<Box<dyn EventSource>> {
     Ok(jrace_trace::open(path)?)
 }
@@ -509,6 +544,16 @@ fn analyze_source_tree(
         None => whole,
     };
     let pb = progress_bar("analyzing");
+    let mut detectors = detectors;
+    if let Some(pb) = &pb {
+        let p: std::sync::Arc<dyn jrace_analyzer::Progress> = std::sync::Arc::new(WindowProgress {
+            pb: pb.clone(),
+            detector: std::sync::Mutex::new(""),
+        });
+        for d in &mut detectors {
+            d.set_progress(p.clone());
+        }
+    }
     // Detector-built schedules (m2's) are kept only when witnesses are asked for.
     let progress = &mut |n| {
         if let Some(pb) = &pb {

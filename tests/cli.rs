@@ -388,3 +388,49 @@ fn stats_of_a_trace_directory_shows_recorder_facts_and_size() {
     assert!(s.contains("recorder: branches = 1"), "{s}");
     assert!(s.contains("bytes/event"), "{s}");
 }
+
+/// On a terminal, the solver detectors show a bar of windows with their queries and
+/// races; elsewhere (a pipe, CI) nothing is written to stderr.
+#[test]
+fn solver_progress_shows_on_a_terminal_only() {
+    let bank = root().join("examples/bank.std");
+    let bin = env!("CARGO_BIN_EXE_jrace");
+    let cmd = format!(
+        "{bin} analyze {} -d mcm --window 4 -o /dev/null",
+        bank.to_str().unwrap()
+    );
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no `script` to give jrace a terminal");
+        return;
+    }
+    let out = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("mcm ") && shown.contains(" windows ["),
+        "{shown}"
+    );
+    let piped = jrace(&[
+        "analyze",
+        bank.to_str().unwrap(),
+        "-d",
+        "mcm",
+        "--window",
+        "4",
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(piped.status.code(), Some(0));
+    assert!(
+        piped.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+}

@@ -188,6 +188,14 @@ pub struct Outcome {
     pub warnings_only: bool,
 }
 
+/// Where a detector with a long [`Detector::finish`] (the solver detectors) says how far
+/// it is: a progress bar on a terminal, nothing elsewhere.
+pub trait Progress: Send + Sync {
+    /// `done` of `total` units (e.g. windows) of `detector`'s work, with a short status
+    /// (e.g. queries, races and unknowns so far).
+    fn update(&self, detector: &str, done: u64, total: u64, status: &str);
+}
+
 /// A race detector over jrace's event model.
 pub trait Detector {
     /// The name used on the command line (`hb`, `shb`, ...).
@@ -207,6 +215,8 @@ pub trait Detector {
     fn set_symbols(&mut self, _symbols: &jrace_trace::Symbols) {}
     /// Called once after the last event.
     fn finish(&mut self, races: &mut RaceSink) -> Outcome;
+    /// Where to report progress during [`Detector::finish`]; the default ignores it.
+    fn set_progress(&mut self, _progress: std::sync::Arc<dyn Progress>) {}
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub mod wcp;
 pub mod witness;
 pub mod witness_view;
 
-pub use detector::{Detector, Outcome, RacePair, RaceSink};
+pub use detector::{Detector, Outcome, Progress, RacePair, RaceSink};
 
 /// Every detector name, in the order reports list them.
 pub const DETECTORS: &[&str] = &[

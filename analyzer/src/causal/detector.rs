@@ -6,7 +6,7 @@
 use super::barrier::ObjectIndex;
 use super::driver::{run_trace, synthetic_trace};
 use super::{Options, Policy, Stats};
-use crate::detector::{Detector, Outcome, RaceSink};
+use crate::detector::{Detector, Outcome, Progress, RaceSink};
 use jrace_trace::Event;
 
 pub struct CausalDetector {
@@ -19,6 +19,7 @@ pub struct CausalDetector {
     statics: Option<Vec<u32>>,
     /// `rdit`: the objects of the reachable sets, from [`Detector::set_symbols`].
     objects: Option<ObjectIndex>,
+    progress: Option<std::sync::Arc<dyn Progress>>,
 }
 
 impl CausalDetector {
@@ -30,6 +31,7 @@ impl CausalDetector {
             stats: Stats::default(),
             statics: None,
             objects: None,
+            progress: None,
         }
     }
 }
@@ -58,6 +60,10 @@ impl Detector for CausalDetector {
         }
     }
 
+    fn set_progress(&mut self, progress: std::sync::Arc<dyn Progress>) {
+        self.progress = Some(progress);
+    }
+
     fn finish(&mut self, races: &mut RaceSink) -> Outcome {
         let trace = synthetic_trace(std::mem::take(&mut self.events), self.options.branches);
         let statics = self.statics.take();
@@ -68,6 +74,7 @@ impl Detector for CausalDetector {
             &self.options,
             statics.as_deref(),
             objects.as_ref(),
+            self.progress.as_deref(),
             races,
         );
         Outcome {

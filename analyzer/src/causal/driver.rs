@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static NEXT_BASE: AtomicU64 = AtomicU64::new(1);
 use super::latch::Latches;
 use super::window::{has_barriers, Carry, Global, Window};
-use crate::detector::RaceSink;
+use crate::detector::{Progress, RaceSink};
 use crate::witness::{Checkpoint, Facts, Model};
 use jrace_trace::{Event, LocId, Symbols, ThreadId, Trace, VarId};
 use rayon::prelude::*;
@@ -25,6 +25,17 @@ pub enum Policy {
     Said,
     /// `mcm` over a ≺ extended by BarrierPair edges (docs/DETECTORS.md#rdit).
     Rdit,
+}
+
+impl Policy {
+    /// The detector's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Mcm => "mcm",
+            Policy::Said => "said",
+            Policy::Rdit => "rdit",
+        }
+    }
 }
 
 /// Knobs of a run. See [`crate::DetectorOptions`] for the public ones.
@@ -166,17 +177,19 @@ pub fn run_with_objects(
         return Stats::default();
     }
     let trace = synthetic_trace(events.to_vec(), opts.branches);
-    run_trace(&trace, policy, opts, statics, objects, races)
+    run_trace(&trace, policy, opts, statics, objects, None, races)
 }
 
 /// [`run_with_objects`] on a trace that owns its events (from [`synthetic_trace`]), so
-/// that a long trace is not copied.
+/// that a long trace is not copied; windows done are reported to `progress`.
+#[allow(clippy::too_many_arguments)]
 pub fn run_trace(
     trace: &Trace,
     policy: Policy,
     opts: &Options,
     statics: Option<&[u32]>,
     objects: Option<&ObjectIndex>,
+    progress: Option<&dyn Progress>,
     races: &mut RaceSink,
 ) -> Stats {
     let mut stats = Stats::default();
@@ -231,6 +244,11 @@ pub fn run_trace(
     };
     let (mut start, mut prev_end) = (0usize, 0usize);
     let debug = debug_level() > 0;
+    let windows_total = if n <= size {
+        1
+    } else {
+        (n - size).div_ceil(step) as u64 + 1
+    };
     loop {
         let end = (start + size).min(n);
         carry.advance(&g, start);
@@ -254,6 +272,14 @@ pub fn run_trace(
                 &mut unknown,
                 &mut stats,
             );
+        }
+        if let Some(p) = progress {
+            let undecided = unknown.iter().filter(|k| !sigs.done.contains(k)).count();
+            let mut status = format!("{} queries, {} races", stats.queries, sigs.done.len());
+            if undecided > 0 {
+                status.push_str(&format!(", {undecided} undecided"));
+            }
+            p.update(policy.name(), stats.windows, windows_total, &status);
         }
         if debug && stats.windows % 500 == 0 {
             eprintln!(
