@@ -434,3 +434,33 @@ fn solver_progress_shows_on_a_terminal_only() {
         String::from_utf8_lossy(&piped.stderr)
     );
 }
+
+/// A text report with very many races stays readable: at most 100 blocks, two per
+/// variable and one line for the rest of a variable's pairs, and a last line saying what
+/// was left out; the JSON report keeps every race.
+#[test]
+fn a_long_text_report_is_capped_and_grouped() {
+    let mut text = String::new();
+    for v in 0..150 {
+        for (t, line) in [("t1", 10), ("t2", 20), ("t3", 30)] {
+            text.push_str(&format!("{t}|w(V{v}.x,1)|F.java:{}\n", line + v * 100));
+        }
+    }
+    let path = tmp("many.std");
+    std::fs::write(&path, text).unwrap();
+    let out = jrace(&["analyze", path.to_str().unwrap(), "-d", "hb"]);
+    assert_eq!(out.status.code(), Some(0));
+    let report = String::from_utf8_lossy(&out.stdout);
+    let blocks =
+        report.matches("\nData race #").count() + usize::from(report.starts_with("Data race #"));
+    assert_eq!(blocks, 100, "{report}");
+    assert!(report.contains("... and 1 more on V0.x: "), "{report}");
+    assert!(
+        report.contains(
+            "450 races in all; 100 shown in full above, 300 more on 100 other variables not listed"
+        ),
+        "{report}"
+    );
+    let doc = analyze_json(&path, "hb");
+    assert_eq!(doc["races"].as_array().unwrap().len(), 450);
+}

@@ -309,66 +309,24 @@ pub fn to_json(r: &Report) -> String {
     serde_json::to_string_pretty(r).expect("report serializes") + "\n"
 }
 
+/// At most this many race blocks in a text report; beyond it, races are grouped per
+/// variable with a count of the rest (the JSON report lists every race).
+pub const TEXT_RACES_SHOWN: usize = 100;
+/// Race blocks shown per variable when a text report is over [`TEXT_RACES_SHOWN`].
+const TEXT_RACES_PER_VARIABLE: usize = 2;
+
 /// TSan/RV-Predict-style text: one block per race signature, one summary line per
-/// detector.
+/// detector. Over [`TEXT_RACES_SHOWN`] races (lockset on code with many sites can report
+/// millions), the races of sound detectors come first, each variable shows two blocks
+/// and one line for its other location pairs, and the report ends with what it left out.
 pub fn to_text(r: &Report) -> String {
     let mut s = String::new();
-    for race in &r.races {
-        let only_warnings = r.only_warnings(race);
-        let title = if only_warnings {
-            "Possible data race (lockset warning)"
-        } else {
-            "Data race"
-        };
-        let _ = writeln!(
-            s,
-            "{title} #{} on {} ({})",
-            race.id, race.variable, race.kind
-        );
-        for (i, a) in race.accesses.iter().enumerate() {
-            let which = if i == 0 { "  " } else { "  and concurrently, " };
-            let _ = write!(
-                s,
-                "{which}{} by thread {} at {}",
-                a.op, a.thread, a.location
-            );
-            if let Some(m) = &a.method {
-                let _ = write!(s, " in {m}");
-            }
-            let _ = writeln!(s, " (event {})", a.event);
-            let locks = if a.locks.is_empty() {
-                "none".to_owned()
-            } else {
-                a.locks.join(", ")
-            };
-            let _ = writeln!(s, "      locks held: {locks}");
-            // The top frames; the JSON report has every recorded frame.
-            const SHOWN: usize = 6;
-            for f in a.stack.iter().take(SHOWN) {
-                let _ = writeln!(s, "        at {f}");
-            }
-            if a.stack.len() > SHOWN {
-                let _ = writeln!(s, "        ... {} more", a.stack.len() - SHOWN);
-            }
-            if let Some(c) = &a.created_at {
-                let _ = writeln!(s, "      thread started at {c}");
-            }
+    if r.races.len() <= TEXT_RACES_SHOWN {
+        for race in &r.races {
+            race_block(&mut s, r, race);
         }
-        let _ = writeln!(s, "  found by: {}", race.detectors.join(", "));
-        match &race.witness {
-            Some(Some(w)) => {
-                let _ = writeln!(
-                    s,
-                    "  witness: a schedule of {} events (--format json lists it)",
-                    w.len()
-                );
-            }
-            Some(None) => {
-                let _ = writeln!(s, "  witness: none found");
-            }
-            None => {}
-        }
-        s.push('\n');
+    } else {
+        grouped_races(&mut s, r);
     }
     let _ = writeln!(
         s,
@@ -398,6 +356,135 @@ pub fn to_text(r: &Report) -> String {
         s.push('\n');
     }
     s
+}
+
+/// One race's block of the text report.
+fn race_block(s: &mut String, r: &Report, race: &RaceReport) {
+    let only_warnings = r.only_warnings(race);
+    let title = if only_warnings {
+        "Possible data race (lockset warning)"
+    } else {
+        "Data race"
+    };
+    let _ = writeln!(
+        s,
+        "{title} #{} on {} ({})",
+        race.id, race.variable, race.kind
+    );
+    for (i, a) in race.accesses.iter().enumerate() {
+        let which = if i == 0 { "  " } else { "  and concurrently, " };
+        let _ = write!(
+            s,
+            "{which}{} by thread {} at {}",
+            a.op, a.thread, a.location
+        );
+        if let Some(m) = &a.method {
+            let _ = write!(s, " in {m}");
+        }
+        let _ = writeln!(s, " (event {})", a.event);
+        let locks = if a.locks.is_empty() {
+            "none".to_owned()
+        } else {
+            a.locks.join(", ")
+        };
+        let _ = writeln!(s, "      locks held: {locks}");
+        // The top frames; the JSON report has every recorded frame.
+        const SHOWN: usize = 6;
+        for f in a.stack.iter().take(SHOWN) {
+            let _ = writeln!(s, "        at {f}");
+        }
+        if a.stack.len() > SHOWN {
+            let _ = writeln!(s, "        ... {} more", a.stack.len() - SHOWN);
+        }
+        if let Some(c) = &a.created_at {
+            let _ = writeln!(s, "      thread started at {c}");
+        }
+    }
+    let _ = writeln!(s, "  found by: {}", race.detectors.join(", "));
+    match &race.witness {
+        Some(Some(w)) => {
+            let _ = writeln!(
+                s,
+                "  witness: a schedule of {} events (--format json lists it)",
+                w.len()
+            );
+        }
+        Some(None) => {
+            let _ = writeln!(s, "  witness: none found");
+        }
+        None => {}
+    }
+    s.push('\n');
+}
+
+/// The races of a long text report: grouped per variable, sound detectors' races first,
+/// at most [`TEXT_RACES_PER_VARIABLE`] blocks per variable and [`TEXT_RACES_SHOWN`] in
+/// all, then one line for what was left out.
+fn grouped_races(s: &mut String, r: &Report) {
+    let mut groups: Vec<(&str, Vec<&RaceReport>)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for race in &r.races {
+        let g = *at.entry(&race.variable).or_insert_with(|| {
+            groups.push((&race.variable, Vec::new()));
+            groups.len() - 1
+        });
+        groups[g].1.push(race);
+    }
+    // Proven races before lockset warnings; then the variables with most races first.
+    for (_, races) in &mut groups {
+        races.sort_by_key(|race| (r.only_warnings(race), race.id));
+    }
+    groups.sort_by_key(|(v, races)| {
+        let warnings = races.iter().all(|race| r.only_warnings(race));
+        (warnings, std::cmp::Reverse(races.len()), *v)
+    });
+    let (mut shown, mut left, mut left_vars, mut left_proven) = (0usize, 0usize, 0usize, 0usize);
+    for (var, races) in &groups {
+        if shown >= TEXT_RACES_SHOWN {
+            left += races.len();
+            left_vars += 1;
+            left_proven += races.iter().filter(|race| !r.only_warnings(race)).count();
+            continue;
+        }
+        for race in races.iter().take(TEXT_RACES_PER_VARIABLE) {
+            race_block(s, r, race);
+            shown += 1;
+        }
+        if races.len() > TEXT_RACES_PER_VARIABLE {
+            const PAIRS: usize = 5;
+            let rest = &races[TEXT_RACES_PER_VARIABLE..];
+            let pairs: Vec<String> = rest
+                .iter()
+                .take(PAIRS)
+                .map(|race| {
+                    format!(
+                        "{} / {}",
+                        race.accesses[0].location, race.accesses[1].location
+                    )
+                })
+                .collect();
+            let more = if rest.len() > PAIRS { ", ..." } else { "" };
+            let _ = writeln!(
+                s,
+                "... and {} more on {var}: {}{more}\n",
+                rest.len(),
+                pairs.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "{} races in all; {shown} shown in full above{}. `--format json` lists every race.\n",
+        r.races.len(),
+        if left > 0 {
+            format!(
+                ", {left} more on {left_vars} other variables not listed ({left_proven} of them \
+                 found by a detector other than lockset)"
+            )
+        } else {
+            String::new()
+        }
+    );
 }
 
 /// SARIF 2.1.0: one result per race, with both accesses as locations.
