@@ -191,25 +191,55 @@ impl Event {
 ///
 /// Keys are stored inline in the hash table when they fit in 24 bytes (almost every
 /// thread, variable and location name), so a lookup touches one cache line instead of
-/// chasing a heap pointer: interning is the text parser's main cost.
+/// chasing a heap pointer: interning is the text parser's main cost. A binary trace's
+/// names come with their ids ([`Interner::from_unique`]); their table is only built if
+/// someone looks a name up, since a large trace has millions of variable names.
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
     names: Vec<String>,
-    ids: HashMap<compact_str::CompactString, u32>,
+    /// Name to id, built on first use.
+    ids: std::sync::OnceLock<HashMap<compact_str::CompactString, u32>>,
+}
+
+fn index_of(names: &[String]) -> HashMap<compact_str::CompactString, u32> {
+    let mut ids = HashMap::with_capacity_and_hasher(names.len(), Default::default());
+    for (i, n) in names.iter().enumerate() {
+        ids.entry(compact_str::CompactString::new(n))
+            .or_insert(i as u32);
+    }
+    ids
 }
 
 impl Interner {
+    /// An interner whose ids are the indices of `names`, which must be distinct.
+    pub fn from_unique(names: Vec<String>) -> Interner {
+        debug_assert_eq!(
+            names.iter().collect::<std::collections::HashSet<_>>().len(),
+            names.len()
+        );
+        Interner {
+            names,
+            ids: std::sync::OnceLock::new(),
+        }
+    }
     pub fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
+        if self.ids.get().is_none() {
+            let _ = self.ids.set(index_of(&self.names));
+        }
+        let ids = self.ids.get_mut().expect("built above");
+        if let Some(&id) = ids.get(name) {
             return id;
         }
         let id = self.names.len() as u32;
         self.names.push(name.to_owned());
-        self.ids.insert(compact_str::CompactString::new(name), id);
+        ids.insert(compact_str::CompactString::new(name), id);
         id
     }
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.ids.get(name).copied()
+        self.ids
+            .get_or_init(|| index_of(&self.names))
+            .get(name)
+            .copied()
     }
     pub fn name(&self, id: u32) -> &str {
         &self.names[id as usize]

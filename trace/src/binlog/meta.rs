@@ -334,7 +334,7 @@ impl MetaTables {
         if threads.len() < min_threads as usize {
             threads.resize_with(min_threads as usize, || None);
         }
-        fill(&mut s.threads, &threads, "thread");
+        fill_owned(&mut s.threads, threads, "thread");
         // Statics: cover every static id a variable refers to.
         let max_static = self
             .vars
@@ -347,23 +347,24 @@ impl MetaTables {
         if statics.len() < max_static {
             statics.resize_with(max_static, || None);
         }
-        fill(&mut s.statics, &statics, "static");
-        let vars: Vec<Option<String>> = self
-            .vars
-            .iter()
-            .map(|v| v.as_ref().map(|(_, n)| n.clone()))
-            .collect();
-        fill(&mut s.vars, &vars, "var");
-        s.var_static = self
-            .vars
-            .iter()
-            .enumerate()
-            .map(|(i, v)| match v {
-                Some((st, _)) => *st,
-                // An unnamed variable gets a static name of its own.
-                None => s.statics.intern(&placeholder("static-of-var", i)),
-            })
-            .collect();
+        fill_owned(&mut s.statics, statics, "static");
+        let mut vars: Vec<Option<String>> = Vec::with_capacity(self.vars.len());
+        s.var_static = Vec::with_capacity(self.vars.len());
+        for (i, v) in self.vars.into_iter().enumerate() {
+            match v {
+                Some((st, n)) => {
+                    s.var_static.push(st);
+                    vars.push(Some(n));
+                }
+                None => {
+                    // An unnamed variable gets a static name of its own.
+                    s.var_static
+                        .push(s.statics.intern(&placeholder("static-of-var", i)));
+                    vars.push(None);
+                }
+            }
+        }
+        fill_owned(&mut s.vars, vars, "var");
         fill(&mut s.locks, &self.locks, "lock");
         let locs: Vec<Option<String>> = self
             .locs
@@ -436,11 +437,76 @@ fn placeholder(table: &str, id: usize) -> String {
 /// Interns names in id order so that interned ids equal recorded ids; missing names get
 /// placeholders and a duplicate name gets a ` #id` suffix (ids must stay distinct).
 fn fill(interner: &mut Interner, names: &[Option<String>], table: &str) {
-    for (i, n) in names.iter().enumerate() {
-        let mut name = n.clone().unwrap_or_else(|| placeholder(table, i));
-        while interner.get(&name).is_some() {
-            name = format!("{name} #{i}");
+    fill_owned(interner, names.to_vec(), table)
+}
+
+/// [`fill`], taking the names: into an empty interner, with distinct names (a recorder's
+/// usual case), the names move in without a copy or a hash table.
+fn fill_owned(interner: &mut Interner, names: Vec<Option<String>>, table: &str) {
+    if interner.is_empty() {
+        let all: Vec<String> = names
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| n.unwrap_or_else(|| placeholder(table, i)))
+            .collect();
+        let distinct = {
+            let mut seen: rustc_hash::FxHashSet<&str> = Default::default();
+            seen.reserve(all.len());
+            all.iter().all(|n| seen.insert(n.as_str()))
+        };
+        if distinct {
+            *interner = Interner::from_unique(all);
+            return;
         }
-        interner.intern(&name);
+        for (i, name) in all.into_iter().enumerate() {
+            intern_distinct(interner, name, i);
+        }
+        return;
+    }
+    for (i, n) in names.into_iter().enumerate() {
+        intern_distinct(interner, n.unwrap_or_else(|| placeholder(table, i)), i);
+    }
+}
+
+fn intern_distinct(interner: &mut Interner, mut name: String, i: usize) {
+    while interner.get(&name).is_some() {
+        name = format!("{name} #{i}");
+    }
+    interner.intern(&name);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names move into the symbol tables with their recorded ids; a missing name gets a
+    /// placeholder and a repeated one a suffix, so that ids stay distinct by name (a
+    /// `.std` export names variables, and two ids with one name would become one).
+    #[test]
+    fn recorded_ids_keep_distinct_names() {
+        let mut m = MetaTables::default();
+        m.statics = vec![Some("A.f".into())];
+        m.vars = vec![
+            Some((0, "1.A.f".into())),
+            None,
+            Some((0, "2.A.f".into())),
+            Some((0, "1.A.f".into())),
+        ];
+        m.threads = vec![Some("main".into())];
+        let s = m.into_symbols(1);
+        let names: Vec<&str> = (0..4).map(|i| s.vars.name(i)).collect();
+        assert_eq!(names, ["1.A.f", "?var#1", "2.A.f", "1.A.f #3"]);
+        assert_eq!(s.vars.get("2.A.f"), Some(2));
+        assert_eq!(s.vars.get("1.A.f #3"), Some(3));
+        assert_eq!(s.var_static[1], s.statics.get("?static-of-var#1").unwrap());
+
+        let mut m = MetaTables::default();
+        m.statics = vec![Some("A.f".into())];
+        m.vars = (0..1000).map(|i| Some((0, format!("{i}.A.f")))).collect();
+        let mut s = m.into_symbols(0);
+        assert_eq!(s.vars.len(), 1000);
+        assert_eq!(s.vars.get("999.A.f"), Some(999));
+        assert_eq!(s.var("1000.A.f"), 1000);
+        assert_eq!(s.vars.get("1000.A.f"), Some(1000));
     }
 }
