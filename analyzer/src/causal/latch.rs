@@ -66,6 +66,10 @@ pub struct Latches {
     pub count: usize,
 }
 
+/// A guard candidate: the read's value key, its thread's branch count then, and the lock
+/// regions it was in.
+type Guard = (ValueKey, u64, SmallVec<[(LockId, u64); 4]>);
+
 /// Per (thread, variable) state of the second pass.
 #[derive(Default)]
 struct Local {
@@ -73,7 +77,7 @@ struct Local {
     writes: u32,
     /// The last read since the thread's last write of the variable: its value key, the
     /// thread's branch count then, and the lock regions it was in.
-    guard: Option<(ValueKey, u64, SmallVec<[(LockId, u64); 4]>)>,
+    guard: Option<Guard>,
     /// The open set (global index).
     open: Option<u32>,
 }
@@ -112,12 +116,10 @@ impl Latches {
                 Kind::Branch | Kind::Enter | Kind::Exit => {
                     *slot(&mut branches, t) += 1;
                 }
-                Kind::Read | Kind::VRead => {
-                    if is_candidate(&free, e.target).is_some() {
-                        let bc = *slot(&mut branches, t);
-                        let regs = slot(&mut regions, t).clone();
-                        local.entry((t, e.target)).or_default().guard = Some((keys[i], bc, regs));
-                    }
+                Kind::Read | Kind::VRead if is_candidate(&free, e.target).is_some() => {
+                    let bc = *slot(&mut branches, t);
+                    let regs = slot(&mut regions, t).clone();
+                    local.entry((t, e.target)).or_default().guard = Some((keys[i], bc, regs));
                 }
                 Kind::Write | Kind::VWrite => {
                     let x = e.target;
@@ -127,7 +129,7 @@ impl Latches {
                     let st = local.entry((t, x)).or_default();
                     let guard = st.guard.take();
                     st.writes += 1;
-                    if st.writes % 2 == 0 {
+                    if st.writes.is_multiple_of(2) {
                         // A release (its value is f: checked by `free_values`).
                         if let Some(s) = st.open.take() {
                             spans.push((t, x, s, i as u32));
@@ -265,7 +267,7 @@ fn free_values(events: &[Event], keys: &[ValueKey]) -> Vec<Option<ValueKey>> {
                 1
             }
         };
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             match v.free {
                 None => v.free = Some(k),
                 Some(f) if f != k => v.bad = true,

@@ -484,15 +484,17 @@ mod tests {
     /// `.std` export names variables, and two ids with one name would become one).
     #[test]
     fn recorded_ids_keep_distinct_names() {
-        let mut m = MetaTables::default();
-        m.statics = vec![Some("A.f".into())];
-        m.vars = vec![
-            Some((0, "1.A.f".into())),
-            None,
-            Some((0, "2.A.f".into())),
-            Some((0, "1.A.f".into())),
-        ];
-        m.threads = vec![Some("main".into())];
+        let m = MetaTables {
+            statics: vec![Some("A.f".into())],
+            vars: vec![
+                Some((0, "1.A.f".into())),
+                None,
+                Some((0, "2.A.f".into())),
+                Some((0, "1.A.f".into())),
+            ],
+            threads: vec![Some("main".into())],
+            ..MetaTables::default()
+        };
         let s = m.into_symbols(1);
         let names: Vec<&str> = (0..4).map(|i| s.vars.name(i)).collect();
         assert_eq!(names, ["1.A.f", "?var#1", "2.A.f", "1.A.f #3"]);
@@ -500,9 +502,11 @@ mod tests {
         assert_eq!(s.vars.get("1.A.f #3"), Some(3));
         assert_eq!(s.var_static[1], s.statics.get("?static-of-var#1").unwrap());
 
-        let mut m = MetaTables::default();
-        m.statics = vec![Some("A.f".into())];
-        m.vars = (0..1000).map(|i| Some((0, format!("{i}.A.f")))).collect();
+        let m = MetaTables {
+            statics: vec![Some("A.f".into())],
+            vars: (0..1000).map(|i| Some((0, format!("{i}.A.f")))).collect(),
+            ..MetaTables::default()
+        };
         let mut s = m.into_symbols(0);
         assert_eq!(s.vars.len(), 1000);
         assert_eq!(s.vars.get("999.A.f"), Some(999));
