@@ -59,7 +59,7 @@ use crate::sync::NotifyMatcher;
 use crate::vc::VectorClock;
 use crate::wcp::{conflicting, slot, Latest};
 use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Events per window.
 pub const DEFAULT_WINDOW: usize = 1 << 20;
@@ -166,7 +166,7 @@ impl Window {
     fn build(events: &[Event], last: bool) -> Window {
         let mut locks: Vec<LockSections> = Vec::new();
         let mut latest_sec: Vec<Latest> = Vec::new();
-        let mut table: HashMap<(LockId, VarId), [Latest; 2]> = HashMap::new();
+        let mut table: HashMap<(LockId, VarId), [Latest; 2]> = HashMap::default();
         let mut held: Vec<Vec<(LockId, u32)>> = Vec::new();
         let mut hb = HbClocks::default();
         for (i, e) in events.iter().enumerate() {
@@ -266,7 +266,7 @@ impl Window {
             .iter()
             .map(|ls| ls.sections.first().map_or(0, |f| f.straddle as u32))
             .collect();
-        let mut cursors: HashMap<(ThreadId, LockId), u32> = HashMap::new();
+        let mut cursors: HashMap<(ThreadId, LockId), u32> = HashMap::default();
         let mut vols: Vec<(VectorClock, VectorClock)> = Vec::new();
         let mut notifies: NotifyMatcher<(VectorClock, VectorClock)> = NotifyMatcher::new();
         let mut history = AccessHistory::default();

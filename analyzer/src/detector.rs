@@ -197,7 +197,7 @@ pub trait Progress: Send + Sync {
 }
 
 /// A race detector over jrace's event model.
-pub trait Detector {
+pub trait Detector: Send {
     /// The name used on the command line (`hb`, `shb`, ...).
     fn name(&self) -> &'static str;
     /// Called once per event, in global order; `idx` is the 0-based event index.

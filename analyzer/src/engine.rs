@@ -62,6 +62,9 @@ pub fn run(
     run_with_schedules(src, detectors, progress, true)
 }
 
+/// Events per batch handed from the reading thread to the detectors.
+const BATCH: usize = 4096;
+
 /// [`run`], keeping detector-built schedules only when `schedules` is true (without
 /// them, detectors such as m2 skip building schedules for Lemma 5.1 races).
 pub fn run_with_schedules(
@@ -82,30 +85,76 @@ pub fn run_with_schedules(
         .collect();
     let mut nanos = vec![0u128; n];
     let mut idx: u64 = 0;
-    // Batch events so the per-detector timer is read once per batch, not per event.
-    let mut batch: Vec<Event> = Vec::with_capacity(4096);
-    loop {
-        batch.clear();
-        while batch.len() < batch.capacity() {
-            match src.next_event()? {
-                Some(e) => batch.push(e),
-                None => break,
+    // Each detector runs on a thread of its own, fed the batches this thread reads
+    // (decompressing, decoding, merging the threads' logs): on two cores, reading and
+    // the detectors overlap, and the slowest detector sets the pace.
+    std::thread::scope(|scope| -> Result<(), TraceError> {
+        let mut feeds = Vec::with_capacity(n);
+        let mut workers = Vec::with_capacity(n);
+        for (d, sink) in detectors.iter_mut().zip(sinks.iter_mut()) {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<std::sync::Arc<Vec<Event>>>(8);
+            feeds.push(tx);
+            workers.push(scope.spawn(move || {
+                let (mut nanos, mut at) = (0u128, 0u64);
+                for batch in rx {
+                    let t0 = Instant::now();
+                    d.on_batch(at, &batch, sink);
+                    nanos += t0.elapsed().as_nanos();
+                    at += batch.len() as u64;
+                }
+                nanos
+            }));
+        }
+        let mut read = Ok(());
+        // Batches handed out, oldest first: one every worker is done with is reused.
+        let mut lent: std::collections::VecDeque<std::sync::Arc<Vec<Event>>> = Default::default();
+        loop {
+            let mut batch = match lent.front().map(std::sync::Arc::strong_count) {
+                Some(1) => {
+                    let mut b = std::sync::Arc::try_unwrap(lent.pop_front().expect("a front"))
+                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    b.clear();
+                    b
+                }
+                _ => Vec::with_capacity(BATCH),
+            };
+            while batch.len() < BATCH {
+                match src.next_event() {
+                    Ok(Some(e)) => batch.push(e),
+                    Ok(None) => break,
+                    Err(e) => {
+                        read = Err(e);
+                        break;
+                    }
+                }
+            }
+            if batch.is_empty() {
+                break;
+            }
+            let before = idx;
+            idx += batch.len() as u64;
+            let batch = std::sync::Arc::new(batch);
+            for feed in &feeds {
+                // A worker only stops early by panicking, which `join` re-raises below.
+                let _ = feed.send(batch.clone());
+            }
+            lent.push_back(batch);
+            if before / PROGRESS_EVERY != idx / PROGRESS_EVERY {
+                progress(idx);
+            }
+            if read.is_err() {
+                break;
             }
         }
-        if batch.is_empty() {
-            break;
+        drop(feeds);
+        for (i, w) in workers.into_iter().enumerate() {
+            nanos[i] = match w.join() {
+                Ok(ns) => ns,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
         }
-        for (i, d) in detectors.iter_mut().enumerate() {
-            let t0 = Instant::now();
-            d.on_batch(idx, &batch, &mut sinks[i]);
-            nanos[i] += t0.elapsed().as_nanos();
-        }
-        let before = idx;
-        idx += batch.len() as u64;
-        if before / PROGRESS_EVERY != idx / PROGRESS_EVERY {
-            progress(idx);
-        }
-    }
+        read
+    })?;
     let mut runs = Vec::with_capacity(n);
     for (i, d) in detectors.iter_mut().enumerate() {
         let t0 = Instant::now();

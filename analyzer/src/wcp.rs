@@ -57,7 +57,7 @@ use crate::hb::AccessHistory;
 use crate::sync::NotifyMatcher;
 use crate::vc::VectorClock;
 use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The latest two sections (index in the lock's list, thread) of distinct threads that
 /// made some kind of access to one variable under one lock. Section indices only grow.
