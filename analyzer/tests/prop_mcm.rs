@@ -985,6 +985,8 @@ fn latch_trace(seed: u64, broken: Option<u8>) -> (String, Trace, bool) {
         Clear,
         Stray,
         ReadO,
+        Peek,
+        Close,
         Access(usize, bool),
     }
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -1030,6 +1032,9 @@ fn latch_trace(seed: u64, broken: Option<u8>) -> (String, Trace, bool) {
                 if locked_clear {
                     p.push(Op::Rel);
                 }
+                if rng.gen_bool(0.5) {
+                    p.push(Op::Close);
+                }
             } else {
                 p.push(Op::Access(rng.gen_range(0..2), rng.gen_bool(0.5)));
             }
@@ -1048,6 +1053,8 @@ fn latch_trace(seed: u64, broken: Option<u8>) -> (String, Trace, bool) {
     let mut out = String::new();
     let mut n = 0;
     let mut ran = false;
+    let mut peek_of = vec![0i64; nt];
+    let mut handles: HashMap<String, i64> = HashMap::new();
     loop {
         let ready: Vec<usize> = (0..nt)
             .filter(|&t| {
@@ -1086,7 +1093,13 @@ fn latch_trace(seed: u64, broken: Option<u8>) -> (String, Trace, bool) {
                     if progs[t][pc[t]] == Op::Br {
                         rest.push(Op::Br);
                     }
+                    peek_of[t] = cur[2];
                     if owner_lock == Some(t) {
+                        // A look at the holder's state while waiting (Derby's waiter
+                        // calling a method on the owner).
+                        if rng.gen_bool(0.6) {
+                            rest.push(Op::Peek);
+                        }
                         rest.push(Op::Rel);
                     }
                     progs[t].splice(pc[t]..=end, rest);
@@ -1105,6 +1118,16 @@ fn latch_trace(seed: u64, broken: Option<u8>) -> (String, Trace, bool) {
                 "w(o,0)".to_owned()
             }
             Op::ReadO => format!("r(o,{})", cur[2]),
+            Op::Peek => {
+                let h = format!("h{}", peek_of[t]);
+                format!("r({h},{})", handles.get(&h).copied().unwrap_or(0))
+            }
+            Op::Close => {
+                let h = format!("h{}", t + 1);
+                let v = handles.get(&h).copied().unwrap_or(0) + 1;
+                handles.insert(h.clone(), v);
+                format!("w({h},{v})")
+            }
             Op::Access(v, write) => {
                 let var = ["x", "y"][v];
                 if write {
@@ -1141,7 +1164,13 @@ fn latches_refute_only_what_the_model_refutes() {
         latches: false,
         ..Options::default()
     };
-    let (mut traces, mut latched, mut races, mut failures) = (0, 0u64, 0, Vec::new());
+    let no_fences = Options {
+        fences: false,
+        ..Options::default()
+    };
+    let (mut traces, mut latched, mut fenced, mut races, mut failures) =
+        (0, 0u64, 0u64, 0, Vec::new());
+    let mut windowed_fenced = 0u64;
     let mut found = [0u64; 5];
     for seed in 0..1500u64 {
         let broken = [None, None, Some(0), Some(1), Some(2), Some(3)][seed as usize % 6];
@@ -1151,7 +1180,30 @@ fn latches_refute_only_what_the_model_refutes() {
         races += want.len();
         let (mcm, ms) = run(&trace, Policy::Mcm, &with);
         let (mcm0, _) = run(&trace, Policy::Mcm, &without);
+        let (mcm1, _) = run(&trace, Policy::Mcm, &no_fences);
         latched += ms.latched;
+        fenced += ms.fenced;
+        if mcm1 != want {
+            failures.push(format!(
+                "seed {seed}: mcm without fences {mcm1:?}, oracle {want:?}"
+            ));
+        }
+        // In small windows (a fixed past, reads of the value at the window start), the
+        // shortcuts change nothing either.
+        let small = |latches, fences| Options {
+            window: 12,
+            latches,
+            fences,
+            ..Options::default()
+        };
+        let (win, wst) = run(&trace, Policy::Mcm, &small(true, true));
+        let (win0, _) = run(&trace, Policy::Mcm, &small(false, false));
+        windowed_fenced += wst.fenced;
+        if win != win0 {
+            failures.push(format!(
+                "seed {seed}: windowed mcm {win:?}, without shortcuts {win0:?}, {wst:?}\n{text}"
+            ));
+        }
         if broken.is_none() || ran {
             found[broken.map_or(4, usize::from)] += ms.latch_vars;
         }
@@ -1175,7 +1227,7 @@ fn latches_refute_only_what_the_model_refutes() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    eprintln!("{traces} traces, {races} oracle races, {latched} pairs latched, latches found per shape (broken and ran 0..3, intact): {found:?}");
+    eprintln!("{traces} traces, {races} oracle races, {latched} pairs latched, {fenced} fenced, latches found per shape (broken and ran 0..3, intact): {found:?}");
     assert!(
         latched > 300,
         "weak test: only {latched} pairs refuted by latches"

@@ -70,6 +70,9 @@ pub struct Options {
     /// Refute pairs inside the spans of a common latch ([`super::latch`]) without a
     /// query. Off only to compare with plain mcm.
     pub latches: bool,
+    /// Refute pairs a read's fence orders ([`Window::compute_fences`]) without a query.
+    /// Off only to compare with plain mcm.
+    pub fences: bool,
 }
 
 impl Default for Options {
@@ -85,6 +88,7 @@ impl Default for Options {
             overlap: true,
             inject_unknown_every: 0,
             latches: true,
+            fences: true,
         }
     }
 }
@@ -117,6 +121,9 @@ pub struct Stats {
     pub latch_vars: u64,
     /// Windows without two threads' conflicting accesses, skipped before any table.
     pub quiet_windows: u64,
+    /// Candidate pairs refuted without a solver by a read's fence
+    /// ([`Window::compute_fences`]).
+    pub fenced: u64,
 }
 
 /// A race signature (docs/REPORT.md): the variable's static name (its id in
@@ -259,6 +266,9 @@ pub fn run_trace(
         } else {
             let mut w = Window::build(&g, &carry, start, end);
             w.compute_forced();
+            if opts.fences {
+                w.compute_fences();
+            }
             let buckets = candidates(&w, prev_end, &sigs, opts, &mut stats);
             solve_window(
                 &w,
@@ -428,6 +438,10 @@ fn candidates(
                 let (gi, gj) = (w.global(i) as u32, w.global(j) as u32);
                 if w.g.latches.common((ei.thread, gi), (ej.thread, gj)) {
                     stats.latched += 1;
+                    continue;
+                }
+                if w.fenced(i, j) {
+                    stats.fenced += 1;
                     continue;
                 }
                 buckets.entry(key).or_default().push((i, j));

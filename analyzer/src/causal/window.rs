@@ -68,6 +68,17 @@ pub fn has_barriers(events: &[Event]) -> bool {
     events.iter().any(|e| e.kind == Kind::Enter)
 }
 
+/// A read's fence ([`Window::compute_fences`]): events of its region after position
+/// `from` of its thread are never at the cut with events of dense thread `thread` after
+/// position `acq` (that thread's acquire of the other region; `None`: held since before
+/// the window).
+#[derive(Clone, Copy, Debug)]
+pub struct Fence {
+    from: u32,
+    thread: u32,
+    acq: Option<u32>,
+}
+
 /// The window writes of each variable, in trace order: one sorted vector and an index
 /// (a vector per variable costs an allocation per variable per window).
 pub struct Writes {
@@ -163,6 +174,10 @@ pub struct Window<'g, 'a> {
     /// ≺ plus forced sources ([`Window::compute_forced`]), laid out like `vc`; empty
     /// until computed.
     fvc: Vec<u32>,
+    /// Outermost regions open at each plain access (empty for other events).
+    regions_at: Vec<SmallVec<[u32; 2]>>,
+    /// Per region: the fences of reads inside it ([`Window::compute_fences`]).
+    fences: HashMap<u32, Vec<Fence>>,
     /// Cross-thread ≺ generating edges (M1 without program order), `(from, to)`.
     pub edges: Vec<(u32, u32)>,
     pub regions: Vec<Region>,
@@ -349,6 +364,7 @@ impl<'g, 'a> Window<'g, 'a> {
         let mut lockset_ids: HashMap<SmallVec<[LockId; 4]>, u32> = HashMap::default();
         let mut locksets = Vec::new();
         let mut lockset_of = vec![NONE; len];
+        let mut regions_at: Vec<SmallVec<[u32; 2]>> = vec![SmallVec::new(); len];
         let mut writes: Vec<(VarId, u32)> = Vec::new();
         let mut v0: HashMap<VarId, Option<ValueKey>> = HashMap::default();
         let mut reads_before = vec![0u32; len];
@@ -394,6 +410,7 @@ impl<'g, 'a> Window<'g, 'a> {
                         n
                     });
                     lockset_of[k] = id;
+                    regions_at[k] = open[t].iter().map(|&(_, r)| r).collect();
                 }
             }
         }
@@ -422,6 +439,8 @@ impl<'g, 'a> Window<'g, 'a> {
             reads_before,
             reads,
             fvc: Vec::new(),
+            regions_at,
+            fences: HashMap::default(),
         }
     }
 
@@ -480,6 +499,144 @@ impl<'g, 'a> Window<'g, 'a> {
             }
         }
         self.fvc = fvc;
+    }
+
+    /// Fences: a read r inside a region R of lock L reads from one of its possible writers
+    /// w (or the value at the window start, which every window write then follows), so it
+    /// runs before every write w2 with w ≺ w2 (w2 between w and r would hide w). If w2 lies in another thread's region R2 of L, R
+    /// must end before R2 begins; when every possible writer has such a w2 in thread u,
+    /// R ends before the latest of those regions (one per writer, the earliest) begins. So once a guard after r has run (r then returns its value), no
+    /// event of R after that guard is at the cut together with an event of R2's thread
+    /// after R2's acquire: R would still be open while R2 was entered, or R2, with w2,
+    /// would be over before R began. (Derby: a thread waiting for a page latch reads the
+    /// owner field, set by the holder, inside the page's monitor, and calls a method on
+    /// the owner; the holder clears the field inside the same monitor and later closes
+    /// what the waiter read.) [`Window::fenced`] checks a pair against them.
+    pub fn compute_fences(&mut self) {
+        let conservative = !self.g.branch_complete;
+        let mut fences: HashMap<u32, Vec<Fence>> = HashMap::default();
+        for (rid, reg) in self.regions.iter().enumerate() {
+            let others = self.by_lock[&reg.lock]
+                .iter()
+                .any(|&r2| self.regions[r2 as usize].thread != reg.thread);
+            if !others {
+                continue;
+            }
+            let t = reg.thread as usize;
+            let th = &self.threads[t];
+            let first = if reg.acq == NONE {
+                0
+            } else {
+                self.pos[reg.acq as usize] as usize + 1
+            };
+            let last = if reg.rel == NONE {
+                th.len()
+            } else {
+                self.pos[reg.rel as usize] as usize
+            };
+            for (p, &r) in th.iter().enumerate().take(last).skip(first) {
+                let e = self.ev(r);
+                if e.kind != Kind::Read || !self.regions_at[r as usize].contains(&(rid as u32)) {
+                    continue;
+                }
+                let Some(ws) = self.writes.get(&e.target) else {
+                    continue;
+                };
+                let in_other_region = |w2: u32| {
+                    self.tix[w2 as usize] as usize != t
+                        && self.regions_at[w2 as usize]
+                            .iter()
+                            .any(|&r2| self.regions[r2 as usize].lock == reg.lock)
+                };
+                if !ws.iter().any(|&w2| in_other_region(w2)) {
+                    continue;
+                }
+                // Where r's value may come from: a window write, or (`None`) the value
+                // at the window start, which every window write of x then follows.
+                let mut sources: Vec<Option<u32>> = self.sources(r).into_iter().map(Some).collect();
+                if self.init_ok(r) {
+                    sources.push(None);
+                }
+                if sources.is_empty() {
+                    continue;
+                }
+                // The guard after r that makes r return its value.
+                let from = if conservative {
+                    p as u32
+                } else {
+                    match th[p + 1..last].iter().find(|&&g| self.is_branch_like(g)) {
+                        Some(&g) => self.pos[g as usize],
+                        None => continue,
+                    }
+                };
+                // Per other thread u: r reads from one of `sources`, so for each source w
+                // some write w2 of u after it (w ≺ w2), in a region of the lock, comes
+                // after r; the fence holds from the latest of the earliest such regions'
+                // acquires (`None`: a region held since before the window).
+                for u in 0..self.nt as u32 {
+                    if u as usize == t {
+                        continue;
+                    }
+                    let mut acq: Option<Option<u32>> = None; // None: no fence yet
+                    let mut every_source = true;
+                    for &w in &sources {
+                        let earliest = ws
+                            .iter()
+                            .filter(|&&w2| {
+                                self.tix[w2 as usize] == u
+                                    && in_other_region(w2)
+                                    && w.is_none_or(|w| self.prec(w, w2))
+                            })
+                            .map(|&w2| {
+                                let r2 = self.regions_at[w2 as usize]
+                                    .iter()
+                                    .map(|&r2| self.regions[r2 as usize])
+                                    .find(|g| g.lock == reg.lock)
+                                    .expect("w2 is in a region of the lock");
+                                (r2.acq != NONE).then(|| self.pos[r2.acq as usize])
+                            })
+                            .min();
+                        match earliest {
+                            None => {
+                                every_source = false;
+                                break;
+                            }
+                            Some(e) => acq = Some(acq.map_or(e, |a| a.max(e))),
+                        }
+                    }
+                    if let (true, Some(acq)) = (every_source, acq) {
+                        fences.entry(rid as u32).or_default().push(Fence {
+                            from,
+                            thread: u,
+                            acq,
+                        });
+                    }
+                }
+            }
+        }
+        self.fences = fences;
+    }
+
+    /// Whether a fence ([`Window::compute_fences`]) keeps plain accesses `a` and `b` from
+    /// being adjacent.
+    pub fn fenced(&self, a: u32, b: u32) -> bool {
+        if self.fences.is_empty() {
+            return false;
+        }
+        let one_way = |a: u32, b: u32| {
+            let (pa, tb, pb) = (
+                self.pos[a as usize],
+                self.tix[b as usize],
+                self.pos[b as usize],
+            );
+            self.regions_at[a as usize].iter().any(|rid| {
+                self.fences.get(rid).is_some_and(|fs| {
+                    fs.iter()
+                        .any(|f| f.thread == tb && pa > f.from && f.acq.is_none_or(|acq| pb > acq))
+                })
+            })
+        };
+        one_way(a, b) || one_way(b, a)
     }
 
     /// x ≺f y ([`Window::compute_forced`]; ≺ until it is computed).
