@@ -1227,12 +1227,20 @@ fn latches_refute_only_what_the_model_refutes() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    eprintln!("{traces} traces, {races} oracle races, {latched} pairs latched, {fenced} fenced, latches found per shape (broken and ran 0..3, intact): {found:?}");
+    eprintln!("{traces} traces, {races} oracle races, {latched} pairs latched, {fenced} fenced ({windowed_fenced} in small windows), latches found per shape (broken and ran 0..3, intact): {found:?}");
     assert!(
         latched > 300,
         "weak test: only {latched} pairs refuted by latches"
     );
     assert!(races > 1000, "weak test: only {races} races");
+    assert!(
+        fenced > 100,
+        "weak test: only {fenced} pairs refuted by fences"
+    );
+    assert!(
+        windowed_fenced > 50,
+        "weak test: only {windowed_fenced} pairs refuted by fences in small windows"
+    );
     // A broken shape that ran is never a latch.
     assert_eq!(found[..4].iter().sum::<u64>(), 0, "{found:?}");
     assert!(found[4] > 150, "weak test: {found:?}");
