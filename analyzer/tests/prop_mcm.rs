@@ -1154,14 +1154,16 @@ fn latch_trace(seed: u64, broken: Option<u8>) -> (String, Trace, bool) {
     (out, trace, ran)
 }
 
-/// The latch shortcut ([`causal::latch`]) refutes pairs without the solver and changes
-/// nothing: on random latch executions, intact and broken, mcm, said and rdit report
-/// what they report without it, mcm exactly the oracle's races.
+/// The latch and fence shortcuts ([`causal::latch`], `Window::compute_fences`) refute
+/// pairs without the solver and change nothing: on random latch executions, intact and
+/// broken, mcm (whole trace and small windows) and said report what they report without
+/// them, mcm exactly the oracle's races.
 #[test]
 fn latches_refute_only_what_the_model_refutes() {
     let with = Options::default();
     let without = Options {
         latches: false,
+        fences: false,
         ..Options::default()
     };
     let no_fences = Options {
@@ -1209,14 +1211,14 @@ fn latches_refute_only_what_the_model_refutes() {
         }
         if mcm != want || mcm0 != want {
             failures.push(format!(
-                "seed {seed} ({broken:?}): mcm {mcm:?} (without latches {mcm0:?}), oracle {want:?}, {ms:?}\n{text}"
+                "seed {seed} ({broken:?}): mcm {mcm:?} (without latches and fences {mcm0:?}), oracle {want:?}, {ms:?}\n{text}"
             ));
         }
         let (said, _) = run(&trace, Policy::Said, &with);
         let (said0, _) = run(&trace, Policy::Said, &without);
         if said != said0 {
             failures.push(format!(
-                "seed {seed} ({broken:?}): said {said:?}, without latches {said0:?}\n{text}"
+                "seed {seed} ({broken:?}): said {said:?}, without latches and fences {said0:?}\n{text}"
             ));
         }
         if ms.invalid_witnesses > 0 || ms.unknown > 0 {
