@@ -47,8 +47,13 @@ public class SyncViews {
 
     static void reader() {
         int n = 0;
-        for (Integer k : keys) { // @iterR
-            n += k;
+        try {
+            for (Integer k : keys) { // @iterR
+                n += k;
+            }
+        } catch (java.util.ConcurrentModificationException e) {
+            // The race above, when it happens for real: the output stays the same.
+            n = -1;
         }
         two.add(2); // @add2
         n += plain.size(); // @sizeR
