@@ -241,8 +241,9 @@ pub(crate) fn on_batch_prefetching<D: crate::Detector>(
     }
 }
 
+/// Hints the cache that the line at `p` is needed soon (a no-op off x86-64).
 #[inline]
-fn prefetch(p: *const u8) {
+pub(crate) fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is only a hint; any address is allowed.
     unsafe {

@@ -56,8 +56,8 @@ use crate::detector::{Detector, Outcome, RaceSink};
 use crate::hb::AccessHistory;
 use crate::sync::NotifyMatcher;
 use crate::vc::VectorClock;
-use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
-use rustc_hash::FxHashMap as HashMap;
+use jrace_trace::{Event, Kind, LockId, ThreadId};
+use smallvec::SmallVec;
 
 /// The latest two sections (index in the lock's list, thread) of distinct threads that
 /// made some kind of access to one variable under one lock. Section indices only grow.
@@ -159,13 +159,20 @@ struct VolState {
 
 type Payload = (VectorClock, VectorClock, VectorClock);
 
+/// One variable's rule (a) entries: per lock it was accessed under, [reads, writes].
+type LockEntries = SmallVec<[(LockId, [Latest; 2]); 2]>;
+
 #[derive(Default)]
 pub struct WcpDetector {
     threads: Vec<ThreadState>,
     locks: Vec<LockState>,
     vols: Vec<VolState>,
-    /// (lock, variable) -> [reads, writes].
-    table: HashMap<(LockId, VarId), [Latest; 2]>,
+    /// Rule (a)'s table, (lock, variable) -> [reads, writes], kept per variable: `slot`
+    /// holds 1 + the variable's index in `under_locks` (0: never accessed under a lock),
+    /// so that an access finds its entries with two loads that [`Detector::on_batch`]
+    /// prefetches, instead of probing one large hash table.
+    slot: Vec<u32>,
+    under_locks: Vec<LockEntries>,
     notifies: NotifyMatcher<Payload>,
     history: AccessHistory,
 }
@@ -195,8 +202,27 @@ impl WcpDetector {
         self.thread(t);
         let write = e.kind.is_write();
         let ts = &mut self.threads[t as usize];
+        if ts.held.is_empty() {
+            return;
+        }
+        let x = e.target as usize;
+        if x >= self.slot.len() {
+            self.slot.resize(x + 1, 0);
+        }
+        if self.slot[x] == 0 {
+            self.under_locks.push(SmallVec::new());
+            self.slot[x] = self.under_locks.len() as u32;
+        }
+        let entries = &mut self.under_locks[self.slot[x] as usize - 1];
         for &(l, s) in &ts.held {
-            let rec = self.table.entry((l, e.target)).or_default();
+            let at = match entries.iter().position(|&(m, _)| m == l) {
+                Some(at) => at,
+                None => {
+                    entries.push((l, [Latest::default(); 2]));
+                    entries.len() - 1
+                }
+            };
+            let rec = &mut entries[at].1;
             let m = conflicting(rec, t, write);
             rec[write as usize].record(s, t);
             if let Some(m) = m {
@@ -337,7 +363,30 @@ impl Detector for WcpDetector {
     }
 
     fn on_batch(&mut self, first_idx: u64, events: &[Event], races: &mut RaceSink) {
-        crate::history::on_batch_prefetching(self, |d| &d.history, first_idx, events, races);
+        // Besides the histories, prefetch rule (a)'s entries: the slot a few events
+        // ahead, the entries it points to a little later.
+        const FAR: usize = 24;
+        const NEAR: usize = 12;
+        for (k, e) in events.iter().enumerate() {
+            self.history.prefetch_ahead(events, k);
+            if let Some(f) = events.get(k + FAR) {
+                if f.kind.is_access() {
+                    if let Some(s) = self.slot.get(f.target as usize) {
+                        crate::history::prefetch((s as *const u32).cast());
+                    }
+                }
+            }
+            if let Some(f) = events.get(k + NEAR) {
+                if f.kind.is_access() {
+                    if let Some(&s) = self.slot.get(f.target as usize) {
+                        if let Some(v) = self.under_locks.get((s as usize).wrapping_sub(1)) {
+                            crate::history::prefetch((v as *const LockEntries).cast());
+                        }
+                    }
+                }
+            }
+            self.on_event(first_idx + k as u64, e, races);
+        }
     }
 
     fn finish(&mut self, _races: &mut RaceSink) -> Outcome {
