@@ -19,6 +19,7 @@
 use crate::detector::{Detector, Outcome, RaceSink};
 use crate::sync::NotifyMatcher;
 use crate::vc::VectorClock;
+use crate::wcp::slot;
 use jrace_trace::{Event, Kind, ThreadId};
 
 pub(crate) use crate::history::AccessHistory;
@@ -31,14 +32,6 @@ pub(crate) struct HbClocks {
     locks: Vec<VectorClock>,
     volatiles: Vec<VectorClock>,
     notifies: NotifyMatcher<VectorClock>,
-}
-
-fn slot<T: Default>(v: &mut Vec<T>, i: u32) -> &mut T {
-    let i = i as usize;
-    if i >= v.len() {
-        v.resize_with(i + 1, T::default);
-    }
-    &mut v[i]
 }
 
 /// The clock of thread `t`, created on first use with its own component at 1.

@@ -101,6 +101,7 @@ pub(crate) fn conflicting(rec: &[Latest; 2], t: ThreadId, write: bool) -> Option
     }
 }
 
+/// `v[i]`, growing `v` with defaults as needed (state indexed by a dense id).
 pub(crate) fn slot<T: Default>(v: &mut Vec<T>, i: u32) -> &mut T {
     let i = i as usize;
     if i >= v.len() {
@@ -205,15 +206,12 @@ impl WcpDetector {
         if ts.held.is_empty() {
             return;
         }
-        let x = e.target as usize;
-        if x >= self.slot.len() {
-            self.slot.resize(x + 1, 0);
-        }
-        if self.slot[x] == 0 {
+        let at = slot(&mut self.slot, e.target);
+        if *at == 0 {
             self.under_locks.push(SmallVec::new());
-            self.slot[x] = self.under_locks.len() as u32;
+            *at = self.under_locks.len() as u32;
         }
-        let entries = &mut self.under_locks[self.slot[x] as usize - 1];
+        let entries = &mut self.under_locks[*at as usize - 1];
         for &(l, s) in &ts.held {
             let at = match entries.iter().position(|&(m, _)| m == l) {
                 Some(at) => at,

@@ -172,11 +172,7 @@ impl<T> Default for Dense<T> {
 
 impl<T: Default + Copy> Dense<T> {
     pub fn get_mut(&mut self, id: u32) -> &mut T {
-        let i = id as usize;
-        if i >= self.v.len() {
-            self.v.resize(i + 1, T::default());
-        }
-        &mut self.v[i]
+        crate::wcp::slot(&mut self.v, id)
     }
 
     /// The value of `id`, the default when never set.

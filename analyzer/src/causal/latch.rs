@@ -49,6 +49,7 @@
 //! Two valid holders: no feasible prefix makes a and b adjacent, so the pair is no race
 //! of the model, and skipping its query loses nothing.
 
+use crate::wcp::slot;
 use crate::witness::ValueKey;
 use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
 use rustc_hash::FxHashMap as HashMap;
@@ -221,15 +222,6 @@ impl Latches {
         let a = self.held(t, i);
         !a.is_empty() && self.held(u, j).iter().any(|x| a.contains(x))
     }
-}
-
-/// `v[i]`, growing `v` as needed (per-thread state indexed by thread id).
-fn slot<T: Default + Clone>(v: &mut Vec<T>, i: u32) -> &mut T {
-    let i = i as usize;
-    if i >= v.len() {
-        v.resize(i + 1, T::default());
-    }
-    &mut v[i]
 }
 
 /// First pass, over writes only: the variables whose writes all have recorded values and
