@@ -45,7 +45,7 @@ use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
@@ -259,7 +259,6 @@ const SIZE_CHECK_EVERY: u32 = 4096;
 struct Names {
     statics: FxHashMap<String, u32>,
     static_names: Vec<String>,
-    vars: FxHashMap<(u64, u32), u32>,
     locks: FxHashMap<u64, u32>,
     locs: FxHashMap<String, u32>,
     /// Java thread id (`Thread.getId`) -> dense trace thread id.
@@ -272,6 +271,52 @@ struct Names {
     init_done: FxHashSet<u32>,
     /// BarrierPair names: methods, objects, reachable sets.
     bp: barrier::NamesBp,
+}
+
+/// Marks an array element's key in [`VarTable`]: (array object id | `ARRAY_VAR`, index).
+const ARRAY_VAR: u64 = 1 << 63;
+
+/// Variable ids: key (object id, static id of the field; 0 for a static field) or (array
+/// id | [`ARRAY_VAR`], index) -> dense id from one counter. A database run meets millions
+/// of variables from every thread: the table is sharded by key so that those threads rarely
+/// wait for each other (one lock for all of them was the recorder's most contended lock).
+/// A new variable's record is written under its shard's lock, so no thread can use the id
+/// before it is named.
+struct VarTable {
+    shards: Box<[Mutex<FxHashMap<(u64, u32), u32>>]>,
+    next: AtomicU32,
+}
+
+impl VarTable {
+    const SHARDS: usize = 64;
+
+    fn new() -> VarTable {
+        VarTable {
+            shards: (0..Self::SHARDS).map(|_| Mutex::default()).collect(),
+            next: AtomicU32::new(0),
+        }
+    }
+
+    fn shard(&self, key: (u64, u32)) -> &Mutex<FxHashMap<(u64, u32), u32>> {
+        let h = key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (key.1 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        &self.shards[(h >> 58) as usize % Self::SHARDS]
+    }
+
+    /// The id of `key`; a new one is named by `name(id)` before any thread can see it.
+    fn intern(&self, key: (u64, u32), name: impl FnOnce(u32)) -> u32 {
+        let mut m = lock(self.shard(key));
+        if let Some(&v) = m.get(&key) {
+            return v;
+        }
+        let v = self.next.fetch_add(1, Ordering::Relaxed);
+        name(v);
+        m.insert(key, v);
+        v
+    }
+
+    fn get(&self, key: (u64, u32)) -> Option<u32> {
+        lock(self.shard(key)).get(&key).copied()
+    }
 }
 
 /// JNI handles looked up once in VMInit.
@@ -318,6 +363,7 @@ pub struct Agent {
     sync_clock: AtomicU64,
     sites: SiteTable,
     names: Mutex<Names>,
+    vars: VarTable,
     classes: Mutex<FxHashMap<String, ClassInfo>>,
     threads: Mutex<Vec<Arc<Mutex<ThreadState>>>>,
     tag_lock: Mutex<()>,
@@ -456,6 +502,7 @@ impl Agent {
             sync_clock: AtomicU64::new(0),
             sites: SiteTable::new(),
             names: Mutex::new(names),
+            vars: VarTable::new(),
             classes: Mutex::new(FxHashMap::default()),
             threads: Mutex::new(Vec::new()),
             tag_lock: Mutex::new(()),
@@ -1440,20 +1487,19 @@ impl Cx<'_> {
         id
     }
 
-    /// Interns the variable `key` (object, static id; arrays: object|1<<63, index).
-    fn var(&mut self, key: (u64, u32), static_id: u32, name: impl FnOnce(&Names) -> String) -> u32 {
+    /// Interns the variable `key` ([`VarTable`]), first in this thread's cache.
+    fn var(&mut self, key: (u64, u32), static_id: u32) -> u32 {
         if let Some(&v) = self.t.vars.get(&key) {
             return v;
         }
         let a = self.a;
-        let mut n = lock(&a.names);
-        let len = n.vars.len() as u32;
-        let v = *n.vars.entry(key).or_insert(len);
-        if v == len {
-            let s = name(&n);
-            a.io(a.writer.var(v, static_id, &s));
-        }
-        drop(n);
+        let v = a.vars.intern(key, |v| {
+            let (obj, elem) = match key.0 & ARRAY_VAR {
+                0 => (key.0, None),
+                _ => (key.0 & !ARRAY_VAR, Some(key.1)),
+            };
+            a.io(a.writer.object_var(v, static_id, obj, elem));
+        });
         if self.t.vars.len() > 1 << 20 {
             self.t.vars.clear();
         }
@@ -1462,14 +1508,7 @@ impl Cx<'_> {
     }
 
     fn field_var(&mut self, obj: u64, static_id: u32) -> u32 {
-        self.var((obj, static_id), static_id, |n| {
-            let s = &n.static_names[static_id as usize];
-            if obj == 0 {
-                s.clone()
-            } else {
-                format!("{obj}.{s}")
-            }
-        })
+        self.var((obj, static_id), static_id)
     }
 
     unsafe fn lock_id(&mut self, obj: u64, o: jobject) -> u32 {
@@ -1762,9 +1801,7 @@ impl Cx<'_> {
         if obj == 0 || idx < 0 {
             return;
         }
-        let v = self.var((obj | 1 << 63, idx as u32), static_id, |_| {
-            format!("{obj}[{idx}]")
-        });
+        let v = self.var((obj | ARRAY_VAR, idx as u32), static_id);
         if self.jdk {
             // A JDK array store: recorded as a synchronizing write, so that an ordered read
             // of the slot elsewhere has its writer. Loads are instrumented only in classes
@@ -1896,12 +1933,12 @@ impl Cx<'_> {
         let was_ref = std::mem::replace(&mut self.ref_value, elem == b'L' || elem == b'[');
         for (i, &v) in values.iter().enumerate() {
             let idx = (sp + i as i32) as u32;
-            let var = self.var((so | 1 << 63, idx), sid, |_| format!("{so}[{idx}]"));
+            let var = self.var((so | ARRAY_VAR, idx), sid);
             self.emit(Kind::Read, var, e.loc, Some(v), false);
         }
         for (i, &v) in values.iter().enumerate() {
             let idx = (dp + i as i32) as u32;
-            let var = self.var((dobj | 1 << 63, idx), sid, |_| format!("{dobj}[{idx}]"));
+            let var = self.var((dobj | ARRAY_VAR, idx), sid);
             self.emit(Kind::Write, var, e.loc, Some(v), false);
         }
         self.ref_value = was_ref;
@@ -2555,7 +2592,7 @@ unsafe extern "C" fn tenter(env: Env, _: jclass, o: jobject, site: jint) {
             return;
         }
         let sid = cx.fixed_static("$task");
-        if lock(&cx.a.names).vars.contains_key(&(obj, sid)) {
+        if cx.a.vars.get((obj, sid)).is_some() {
             cx.sync_var(obj, "$task", e.loc, true, false);
         }
     });

@@ -229,7 +229,7 @@ impl Cx<'_> {
                 let idx = u32::try_from((off - base) / scale).ok()?;
                 let obj = self.obj(o);
                 let sid = *static_id;
-                Some(self.var((obj | 1 << 63, idx), sid, |_| format!("{obj}[{idx}]")))
+                Some(self.var((obj | super::ARRAY_VAR, idx), sid))
             }
             Offsets::Fields(m) => {
                 let sid = *m.get(&off)?;

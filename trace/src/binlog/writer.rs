@@ -151,6 +151,15 @@ impl TraceWriter {
         self.record(|b| var_record(b, id, static_id, name))
     }
 
+    /// Names variable `id` by what it is: field `static_id` of object `obj` (0: the static
+    /// field) or, with `elem`, element `elem` of array `obj`. Readers name it as [`var`]
+    /// would (`12.account.Account.balance`, `12[3]`); the recorder formats nothing.
+    ///
+    /// [`var`]: TraceWriter::var
+    pub fn object_var(&self, id: VarId, static_id: u32, obj: u64, elem: Option<u32>) -> io::Result<()> {
+        self.record(|b| obj_var_record(b, id, static_id, obj, elem))
+    }
+
     /// Names location `id` by its display token, with details when known.
     pub fn loc(&self, id: LocId, token: &str, detail: Option<&LocDetail>) -> io::Result<()> {
         self.record(|b| loc_record(b, id, token, detail))
