@@ -241,6 +241,9 @@ fn collector_moves_only_in_pauses() -> bool {
 }
 
 const ADDR_CACHE: usize = 4096;
+/// Entries of a thread's [`ThreadState::var_cache`] (16 bytes each).
+const VAR_CACHE_BITS: u32 = 12;
+const VAR_CACHE: usize = 1 << VAR_CACHE_BITS;
 
 /// Elements of one `System.arraycopy` recorded at most (the rest of a longer copy is not).
 const ARRAYCOPY_MAX: i32 = 256;
@@ -914,6 +917,10 @@ pub struct ThreadState {
     ids: (u64, u64),
     /// Object address -> id, valid during GC epoch `cache_epoch`.
     addr_cache: Box<[(usize, u64)]>,
+    /// A direct-mapped cache in front of `vars`: (key, id + 1), 0 when empty. Most
+    /// accesses go to variables the thread touched a moment ago; `vars` (millions of
+    /// entries) costs a cache miss or two per lookup, this one line.
+    var_cache: Box<[((u64, u32), u32)]>,
     cache_epoch: u64,
     /// Events until this thread next adds its log's growth to [`Agent::bytes`].
     until_size_check: u32,
@@ -1162,6 +1169,7 @@ unsafe fn new_thread_state(
         owner_fields: FxHashMap::default(),
         ids: (0, 0),
         addr_cache: vec![(0usize, 0u64); ADDR_CACHE].into_boxed_slice(),
+        var_cache: vec![((0u64, 0u32), 0u32); VAR_CACHE].into_boxed_slice(),
         cache_epoch: u64::MAX,
         until_size_check: SIZE_CHECK_EVERY,
         bytes_counted: 0,
@@ -1487,8 +1495,21 @@ impl Cx<'_> {
         id
     }
 
-    /// Interns the variable `key` ([`VarTable`]), first in this thread's cache.
+    /// Interns the variable `key` ([`VarTable`]), first in this thread's caches.
+    #[inline]
     fn var(&mut self, key: (u64, u32), static_id: u32) -> u32 {
+        let h = (key.0 ^ ((key.1 as u64) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = (h >> (64 - VAR_CACHE_BITS)) as usize;
+        let (k, v1) = self.t.var_cache[slot];
+        if k == key && v1 != 0 {
+            return v1 - 1;
+        }
+        let v = self.var_slow(key, static_id);
+        self.t.var_cache[slot] = (key, v + 1);
+        v
+    }
+
+    fn var_slow(&mut self, key: (u64, u32), static_id: u32) -> u32 {
         if let Some(&v) = self.t.vars.get(&key) {
             return v;
         }
