@@ -234,7 +234,12 @@ impl MetaTables {
                 let name = match c.uvarint("an element index plus one (0: a field)")? {
                     0 => VarName::Field(obj),
                     i if i <= 1 << 32 => VarName::Elem(obj, (i - 1) as u32),
-                    i => return Err(format!("expected an element index below 2^32, found {}", i - 1)),
+                    i => {
+                        return Err(format!(
+                            "expected an element index below 2^32, found {}",
+                            i - 1
+                        ))
+                    }
                 };
                 put(&mut self.vars, id, (s, name))
             }
@@ -591,7 +596,9 @@ mod tests {
         for v in [1u64, 0, 7, (1 << 32) + 2] {
             push_uvarint(&mut bad, v);
         }
-        let err = MetaTables::default().decode(&mut Cursor::new(&bad, 0)).unwrap_err();
+        let err = MetaTables::default()
+            .decode(&mut Cursor::new(&bad, 0))
+            .unwrap_err();
         assert!(err.contains("element index below 2^32"), "{err}");
     }
 }

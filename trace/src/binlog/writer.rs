@@ -156,7 +156,13 @@ impl TraceWriter {
     /// would (`12.account.Account.balance`, `12[3]`); the recorder formats nothing.
     ///
     /// [`var`]: TraceWriter::var
-    pub fn object_var(&self, id: VarId, static_id: u32, obj: u64, elem: Option<u32>) -> io::Result<()> {
+    pub fn object_var(
+        &self,
+        id: VarId,
+        static_id: u32,
+        obj: u64,
+        elem: Option<u32>,
+    ) -> io::Result<()> {
         self.record(|b| obj_var_record(b, id, static_id, obj, elem))
     }
 
