@@ -286,9 +286,12 @@ const ARRAY_VAR: u64 = 1 << 63;
 /// A new variable's record is written under its shard's lock, so no thread can use the id
 /// before it is named.
 struct VarTable {
-    shards: Box<[Mutex<FxHashMap<(u64, u32), u32>>]>,
+    shards: Box<[Mutex<VarShard>]>,
     next: AtomicU32,
 }
+
+/// One shard of [`VarTable`]: key -> id.
+type VarShard = FxHashMap<(u64, u32), u32>;
 
 impl VarTable {
     const SHARDS: usize = 64;
@@ -300,8 +303,9 @@ impl VarTable {
         }
     }
 
-    fn shard(&self, key: (u64, u32)) -> &Mutex<FxHashMap<(u64, u32), u32>> {
-        let h = key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (key.1 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    fn shard(&self, key: (u64, u32)) -> &Mutex<VarShard> {
+        let h = key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (key.1 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
         &self.shards[(h >> 58) as usize % Self::SHARDS]
     }
 
@@ -1006,6 +1010,21 @@ struct Cx<'a> {
     jdk: bool,
     /// The thread is inside a quiet JDK method: JDK events are not recorded.
     quiet: bool,
+    /// What the monitor being entered is, when its site knows: names the lock if this is
+    /// the first time any thread takes it ([`Cx::lock_id`]).
+    lock_via: LockVia,
+}
+
+/// How the bytecode reached a monitor (sites are `'static`: nothing is formatted unless a
+/// lock is new).
+#[derive(Clone, Copy, Default)]
+enum LockVia {
+    #[default]
+    Unknown,
+    /// A field (`pkg.Class.field`) or a class literal (`pkg.Class.class`).
+    Named(&'static str),
+    /// The class object of a static synchronized method of this class.
+    ClassOf(&'static str),
 }
 
 /// The clock (and, for a thread's first hook, the synchronization word) when a hook
@@ -1097,6 +1116,7 @@ fn hook_at(env: *mut JNIEnv, site: i32, load: bool, f: impl FnOnce(&mut Cx)) {
                 loaded: false,
                 jdk: false,
                 quiet: tls.quiet.get() > 0,
+                lock_via: LockVia::Unknown,
             };
             f(&mut cx);
         }));
@@ -1191,6 +1211,7 @@ unsafe fn new_thread_state(
         loaded: false,
         jdk: false,
         quiet: false,
+        lock_via: LockVia::Unknown,
     };
     cx.emit(Kind::Begin, 0, 0, None, true);
     Some(Arc::new(Mutex::new(t)))
@@ -1278,6 +1299,7 @@ pub fn thread_end() {
                 loaded: false,
                 jdk: false,
                 quiet: false,
+                lock_via: LockVia::Unknown,
             };
             // After a cut the thread's end is not recorded: the trace stops where the
             // recording did, with the thread still running in it.
@@ -1533,6 +1555,7 @@ impl Cx<'_> {
     }
 
     unsafe fn lock_id(&mut self, obj: u64, o: jobject) -> u32 {
+        let via = std::mem::take(&mut self.lock_via);
         if let Some(&l) = self.t.locks.get(&obj) {
             return l;
         }
@@ -1546,8 +1569,14 @@ impl Cx<'_> {
         let len = n.locks.len() as u32;
         let l = *n.locks.entry(obj).or_insert(len);
         if l == len {
-            let short = class.rsplit('.').next().unwrap_or(&class).to_string();
-            a.io(a.writer.name(Table::Lock, l, &format!("{short}@{obj}")));
+            // `pkg.Class.field [Object@17]`: what a reader finds in the code, then the object.
+            let short = class.rsplit('.').next().unwrap_or(&class);
+            let name = match via {
+                LockVia::Named(v) => format!("{v} [{short}@{obj}]"),
+                LockVia::ClassOf(c) => format!("{c}.class [{short}@{obj}]"),
+                LockVia::Unknown => format!("{short}@{obj}"),
+            };
+            a.io(a.writer.name(Table::Lock, l, &name));
         }
         drop(n);
         self.t.locks.insert(obj, l);
@@ -2550,6 +2579,9 @@ unsafe extern "C" fn menter(env: Env, _: jclass, o: jobject, site: jint) {
     hook(env, site, |cx| {
         if let Some(e) = cx.enter_site(site) {
             let obj = cx.obj(o);
+            if let SiteKind::MonitorEnter { via: Some(v) } = &e.site.kind {
+                cx.lock_via = LockVia::Named(v);
+            }
             cx.monitor_enter(obj, o, e.loc)
         }
     });
@@ -2567,6 +2599,9 @@ unsafe extern "C" fn senter(env: Env, _: jclass, o: jobject, site: jint) {
         if let Some(e) = cx.enter_site(site) {
             let obj = cx.obj(o);
             cx.t.sync_stack.push(obj);
+            if let SiteKind::SyncMethod { is_static: true } = e.site.kind {
+                cx.lock_via = LockVia::ClassOf(&e.site.loc.class);
+            }
             cx.monitor_enter(obj, o, e.loc)
         }
     });

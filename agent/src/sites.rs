@@ -60,8 +60,12 @@ pub enum SiteKind {
     ArrayWrite {
         elem: String,
     },
-    /// monitorenter (`menter`, after) / monitorexit (`mexit`, before).
-    MonitorEnter,
+    /// monitorenter (`menter`, after) / monitorexit (`mexit`, before). `via`: where the
+    /// monitor object came from when the bytecode shows it (`pkg.Class.field` read just
+    /// before, or the class literal `pkg.Class.class`), to name the lock in reports.
+    MonitorEnter {
+        via: Option<String>,
+    },
     MonitorExit,
     /// A synchronized method: `senter` at entry, `sexit` before each return, `sthrow` in
     /// the catch-all handler. `is_static`: the monitor is the class object.

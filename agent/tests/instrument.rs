@@ -541,7 +541,14 @@ fn hooks_report_the_right_values_receivers_and_sites() {
         mon[0].args[0], mon[1].args[0],
         "LOCK read is the lock entered"
     );
-    assert_eq!(mon[1].site.kind, SiteKind::MonitorEnter);
+    // `synchronized (LOCK)`: the site knows the field the monitor was read from, which
+    // names the lock in reports.
+    assert_eq!(
+        mon[1].site.kind,
+        SiteKind::MonitorEnter {
+            via: Some("instr.Events.LOCK".into())
+        }
+    );
     assert_eq!(mon[4].site.kind, SiteKind::MonitorExit);
 
     // synchronized methods: this / the class object.

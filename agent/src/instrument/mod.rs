@@ -61,7 +61,7 @@ use crate::classfile::edit::CodeEditor;
 use crate::classfile::insn::{op, Arg, Insn};
 use crate::classfile::{ClassFile, Constant};
 use crate::sites::{modelled_call, ClassInfo, Location, Site, SiteKind, SiteSink};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What to instrument besides accesses, monitors, synchronized methods and `<clinit>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -679,6 +679,72 @@ impl MethodCx<'_, '_> {
     }
 }
 
+/// Where the object of the `monitorenter` at `i` came from, as javac (and ecj) compile
+/// `synchronized (EXPR)`: `EXPR; dup; astore N; monitorenter` or `EXPR; monitorenter`.
+/// When EXPR is one `getfield`/`getstatic`, the field (`pkg.Class.field`); a class
+/// literal, `pkg.Class.class`; otherwise (or when control can enter between EXPR and the
+/// `monitorenter`: `entries` holds every jump target and handler start) nothing.
+fn monitor_source(
+    cf: &ClassFile,
+    insns: &[(u32, Insn)],
+    i: usize,
+    entries: &HashSet<u32>,
+) -> Option<String> {
+    let is_astore = |op: u8| op == op::ASTORE || (0x4b..=0x4e).contains(&op);
+    let mut j = i.checked_sub(1)?;
+    if is_astore(insns[j].1.op) {
+        j = j.checked_sub(1)?;
+        if insns[j].1.op != op::DUP {
+            return None;
+        }
+        j = j.checked_sub(1)?;
+    }
+    if insns[j + 1..=i]
+        .iter()
+        .any(|(off, _)| entries.contains(off))
+    {
+        return None;
+    }
+    let (_, src) = &insns[j];
+    let Arg::Cp(idx) = src.arg else { return None };
+    match src.op {
+        op::GETFIELD | op::GETSTATIC => {
+            let (owner, name, _) = cf.constant_pool.member_ref(idx)?;
+            Some(format!("{}.{name}", owner.replace('/', ".")))
+        }
+        op::LDC | op::LDC_W => {
+            let class = cf.constant_pool.class_name(idx)?;
+            Some(format!("{}.class", class.replace('/', ".")))
+        }
+        _ => None,
+    }
+}
+
+/// Offsets where control can arrive other than from the instruction before: jump and
+/// switch targets, exception handler starts.
+fn entry_points(insns: &[(u32, Insn)], handlers: &[u16]) -> HashSet<u32> {
+    let mut set: HashSet<u32> = handlers.iter().map(|&h| h as u32).collect();
+    for (_, ins) in insns {
+        match &ins.arg {
+            Arg::Jump(t) => {
+                set.insert(*t);
+            }
+            Arg::TableSwitch {
+                default, targets, ..
+            } => {
+                set.insert(*default);
+                set.extend(targets.iter().copied());
+            }
+            Arg::LookupSwitch { default, pairs } => {
+                set.insert(*default);
+                set.extend(pairs.iter().map(|(_, t)| *t));
+            }
+            _ => {}
+        }
+    }
+    set
+}
+
 fn hook_name(prefix: &str, s: Shape) -> &'static str {
     // Every combination, so that hook names can be &'static.
     const NAMES: [[&str; 5]; 8] = [
@@ -948,6 +1014,8 @@ fn instrument_method(
         }
     }
 
+    let handler_pcs: Vec<u16> = exception_table.iter().map(|x| x.handler_pc).collect();
+    let entries = entry_points(&insns, &handler_pcs);
     for (i, (off, ins)) in insns.iter().enumerate() {
         let bci = *off;
         let opc = ins.op;
@@ -1158,7 +1226,8 @@ fn instrument_method(
                 ))?;
             }
             op::MONITORENTER => {
-                let [p, c] = mcx.hook(SiteKind::MonitorEnter, bci, "menter")?;
+                let via = monitor_source(mcx.cf, &insns, i, &entries);
+                let [p, c] = mcx.hook(SiteKind::MonitorEnter { via }, bci, "menter")?;
                 e(ed.insert_before(i, &[Insn::new(op::DUP), local(op::ASTORE, t_obj)], 1))?;
                 // Inside the handler that releases the monitor, or the JIT never compiles
                 // the method.
