@@ -7,7 +7,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use jrace_analyzer::testing::MemSource;
-use jrace_analyzer::{engine, report, witness, witness_view};
+use jrace_analyzer::{engine, report, triage, witness, witness_view};
 use jrace_trace::tree::{self, FilteredSource, Mode};
 use jrace_trace::{EventSource, Kind};
 use std::io::{IsTerminal, Write};
@@ -152,7 +152,8 @@ struct RunArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
-    /// Exit with status 1 when any race is reported.
+    /// Exit with status 1 when any race is reported (with --baseline: any new race;
+    /// suppressed races never count).
     #[arg(long)]
     fail_on_race: bool,
     /// Attach a validated witness schedule to each race.
@@ -160,6 +161,8 @@ struct RunArgs {
     witness: bool,
     #[command(flatten)]
     solver: SolverArgs,
+    #[command(flatten)]
+    triage: TriageArgs,
     /// The program: `java [JVM options] MAIN|-jar JAR [args]`, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -167,8 +170,11 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct AnalyzeArgs {
-    /// A `.std` file or a trace directory written by the recorder.
-    trace: PathBuf,
+    /// A `.std` file or a trace directory written by the recorder. Several traces, or a
+    /// directory of trace directories (as `out=DIR/%p` writes, one per JVM), give one
+    /// report: races merged by fingerprint, each with the traces it was seen in.
+    #[arg(required = true, value_name = "TRACE")]
+    traces: Vec<PathBuf>,
     /// Comma-separated detectors, or `all`. Default: hb,shb,wcp; with --tree, or on a
     /// trace recorded with it, the detectors a filtered trace allows.
     #[arg(short, long, value_delimiter = ',')]
@@ -185,7 +191,8 @@ struct AnalyzeArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Exit with status 1 when any race is reported.
+    /// Exit with status 1 when any race is reported (with --baseline: any new race;
+    /// suppressed races never count).
     #[arg(long)]
     fail_on_race: bool,
     /// Attach to each race a validated schedule that runs its two accesses back to back
@@ -194,6 +201,68 @@ struct AnalyzeArgs {
     witness: bool,
     #[command(flatten)]
     solver: SolverArgs,
+    #[command(flatten)]
+    triage: TriageArgs,
+}
+
+/// Suppressions and baselines (docs/REPORT.md#using-jrace-in-ci).
+#[derive(clap::Args, Clone, Default)]
+struct TriageArgs {
+    /// Leave out the races FILE's rules match (counted in the report, never silently
+    /// dropped). One rule per line: `race:GLOB` (the variable, e.g. `demo.Cache.*`),
+    /// `location:GLOB` (either access's `File.java:LINE` or `pkg.Class.method`),
+    /// `thread:GLOB`, `fingerprint:HEX`; `#` starts a comment; `*` and `?` are the only
+    /// wildcards. Repeatable; files named in $JRACE_SUPPRESSIONS (`:`-separated) apply too.
+    #[arg(long, value_name = "FILE")]
+    suppressions: Vec<PathBuf>,
+    /// A JSON report of an earlier run (`--format json`): each race is marked new or known
+    /// by its fingerprint, and --fail-on-race fails only on new ones.
+    #[arg(long, value_name = "OLD.json")]
+    baseline: Option<PathBuf>,
+}
+
+/// Suppressions and baseline, loaded before the analysis so that a bad file fails fast.
+struct Triage {
+    suppressions: triage::Suppressions,
+    baseline: Option<triage::Baseline>,
+}
+
+impl TriageArgs {
+    fn load(&self) -> Result<Triage> {
+        let mut files = self.suppressions.clone();
+        if let Some(env) = std::env::var_os("JRACE_SUPPRESSIONS") {
+            files.extend(std::env::split_paths(&env).filter(|p| !p.as_os_str().is_empty()));
+        }
+        let suppressions = triage::Suppressions::load(&files).map_err(|e| anyhow!(e))?;
+        let baseline = match &self.baseline {
+            Some(p) => Some(triage::Baseline::load(p).map_err(|e| anyhow!(e))?),
+            None => None,
+        };
+        Ok(Triage {
+            suppressions,
+            baseline,
+        })
+    }
+}
+
+impl Triage {
+    fn apply(&self, rep: &mut report::Report) {
+        if !self.suppressions.is_empty() {
+            self.suppressions.apply(rep);
+        }
+        if let Some(b) = &self.baseline {
+            b.apply(rep);
+        }
+    }
+}
+
+/// The exit status after a report: 1 with --fail-on-race when a race counts.
+fn exit_status(rep: &report::Report, fail_on_race: bool) -> ExitCode {
+    if fail_on_race && triage::failing_races(rep) > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// Options of the solver detectors (mcm, said).
@@ -633,24 +702,65 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     if let Some(d) = &args.detectors {
         detector_names(d)?; // a bad -d is reported before the trace is opened
     }
-    let path = args.trace.clone();
     let opts = args.solver.options()?;
-    let (rep, _) = analyze_source_tree(
-        &args.trace,
-        &|| open(&path),
-        None,
-        args.detectors.as_deref(),
-        args.witness,
-        &opts,
-        args.tree,
-        None,
-    )?;
-    emit(&rep, args.format, args.output.as_deref())?;
-    Ok(if args.fail_on_race && !rep.races.is_empty() {
-        ExitCode::from(1)
+    let triage = args.triage.load()?;
+    let traces = expand_traces(&args.traces)?;
+    let mut reports = Vec::with_capacity(traces.len());
+    for path in &traces {
+        let (rep, _) = analyze_source_tree(
+            path,
+            &|| open(path),
+            None,
+            args.detectors.as_deref(),
+            args.witness,
+            &opts,
+            args.tree,
+            None,
+        )?;
+        reports.push((path.display().to_string(), rep));
+    }
+    let mut rep = if reports.len() == 1 {
+        reports.pop().expect("one report").1
     } else {
-        ExitCode::SUCCESS
-    })
+        jrace_analyzer::merge::merge(reports)
+    };
+    triage.apply(&mut rep);
+    emit(&rep, args.format, args.output.as_deref())?;
+    Ok(exit_status(&rep, args.fail_on_race))
+}
+
+/// The traces named on the command line: a `.std` file or a trace directory is one; a
+/// directory that is not a trace but holds trace directories (`out=DIR/%p`, one per JVM)
+/// stands for those, in name order.
+fn expand_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let is_trace_dir = |p: &Path| {
+        p.join(format!(
+            "{}.{}",
+            jrace_trace::binlog::META_STEM,
+            jrace_trace::binlog::SEALED_EXT
+        ))
+        .is_file()
+    };
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.is_dir() || is_trace_dir(p) {
+            out.push(p.clone());
+            continue;
+        }
+        let mut inner: Vec<PathBuf> = std::fs::read_dir(p)
+            .with_context(|| format!("cannot read directory {}", p.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|d| d.is_dir() && is_trace_dir(d))
+            .collect();
+        if inner.is_empty() {
+            // Not a trace and no traces inside: the reader says what it expected.
+            out.push(p.clone());
+            continue;
+        }
+        inner.sort();
+        out.extend(inner);
+    }
+    Ok(out)
 }
 
 fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
@@ -664,6 +774,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         args.witness,
     )?;
     let opts = args.solver.options()?;
+    let triage = args.triage.load()?;
     let (dir, status) = record::record(&args.record, &args.command)?;
     if !status.success() {
         eprintln!(
@@ -672,14 +783,11 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         );
     }
     let d2 = dir.clone();
-    let rep = analyze_source(&dir, &|| open(&d2), &names, args.witness, &opts)?;
+    let mut rep = analyze_source(&dir, &|| open(&d2), &names, args.witness, &opts)?;
+    triage.apply(&mut rep);
     emit(&rep, args.format, args.report.as_deref())?;
     eprintln!("jrace: trace in {}", dir.display());
-    Ok(if args.fail_on_race && !rep.races.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(exit_status(&rep, args.fail_on_race))
 }
 
 fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {

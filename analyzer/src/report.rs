@@ -35,6 +35,14 @@ pub struct RaceReport {
     pub kind: String,
     pub accesses: [AccessReport; 2],
     pub detectors: Vec<&'static str>,
+    /// Stable across runs and schedules ([`crate::triage::fingerprint`]).
+    pub fingerprint: String,
+    /// With `--baseline`: `new` or `known` ([`crate::triage::Baseline`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<&'static str>,
+    /// In a report of several traces: every trace the race was seen in, with its id there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seen_in: Vec<crate::merge::SeenIn>,
     /// With `--witness`: `Some(Some(schedule))`, or `Some(None)` (written as `null`) when
     /// no witness validates. Without `--witness`: `None`, and the field is left out.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,6 +135,16 @@ pub struct Report {
     pub trace: TraceSummary,
     pub detectors: Vec<DetectorSummary>,
     pub races: Vec<RaceReport>,
+    /// With suppressions: the races they took out of `races`, per rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppressed: Option<crate::triage::Suppressed>,
+    /// With `--baseline`: how many races are new and how many the baseline has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::triage::BaselineSummary>,
+    /// In a report of several traces ([`crate::merge`]): each trace; `trace` then has the
+    /// totals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traces: Option<Vec<crate::merge::TraceEntry>>,
 }
 
 /// Facts about an event that only a pass over the trace knows.
@@ -262,14 +280,19 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
             let f2 = &facts[&s.pair.second];
             let a1 = access(sym, s.pair.first, f1);
             let a2 = access(sym, s.pair.second, f2);
-            RaceReport {
+            let mut r = RaceReport {
                 id: s.id,
                 variable: sym.statics.name(s.key.0).to_owned(),
                 kind: format!("{}-{}", a1.op, a2.op),
                 accesses: [a1, a2],
                 detectors: s.detectors.iter().map(|&i| a.runs[i].name).collect(),
+                fingerprint: String::new(),
+                baseline: None,
+                seen_in: Vec::new(),
                 witness: None,
-            }
+            };
+            r.fingerprint = crate::triage::fingerprint(&r);
+            r
         })
         .collect();
     Report {
@@ -283,6 +306,9 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
         },
         detectors,
         races,
+        suppressed: None,
+        baseline: None,
+        traces: None,
     }
 }
 
@@ -328,11 +354,35 @@ pub fn to_text(r: &Report) -> String {
     } else {
         grouped_races(&mut s, r);
     }
-    let _ = writeln!(
-        s,
-        "Trace: {} events, {} threads, {} variables, {} locks",
-        r.trace.events, r.trace.threads, r.trace.variables, r.trace.locks
-    );
+    match &r.traces {
+        None => {
+            let _ = writeln!(
+                s,
+                "Trace: {} events, {} threads, {} variables, {} locks",
+                r.trace.events, r.trace.threads, r.trace.variables, r.trace.locks
+            );
+        }
+        Some(ts) => {
+            let _ = writeln!(
+                s,
+                "Traces: {}, {} events and {} threads in all",
+                ts.len(),
+                r.trace.events,
+                r.trace.threads
+            );
+            for t in ts {
+                let plural = if t.races == 1 { "" } else { "s" };
+                let _ = writeln!(
+                    s,
+                    "  {}: {} events, {} race{plural}",
+                    t.name, t.trace.events, t.races
+                );
+                if let Some(c) = &t.trace.truncated {
+                    let _ = writeln!(s, "    {}", c.line());
+                }
+            }
+        }
+    }
     if let Some(t) = &r.trace.truncated {
         let _ = writeln!(s, "{}", t.line());
     }
@@ -355,6 +405,21 @@ pub fn to_text(r: &Report) -> String {
         }
         s.push('\n');
     }
+    if let Some(sup) = &r.suppressed {
+        let plural = if sup.count == 1 { "" } else { "s" };
+        let _ = writeln!(s, "suppressed: {} race{plural}", sup.count);
+        for h in &sup.rules {
+            let plural = if h.races == 1 { "" } else { "s" };
+            let _ = writeln!(
+                s,
+                "  {} race{plural} by `{}` ({}:{})",
+                h.races, h.rule, h.file, h.line
+            );
+        }
+    }
+    if let Some(b) = &r.baseline {
+        let _ = writeln!(s, "baseline {}: {} new, {} known", b.file, b.new, b.known);
+    }
     s
 }
 
@@ -366,9 +431,14 @@ fn race_block(s: &mut String, r: &Report, race: &RaceReport) {
     } else {
         "Data race"
     };
+    let marker = match race.baseline {
+        Some("new") => " [new]",
+        Some(_) => " [known]",
+        None => "",
+    };
     let _ = writeln!(
         s,
-        "{title} #{} on {} ({})",
+        "{title} #{} on {} ({}){marker}",
         race.id, race.variable, race.kind
     );
     for (i, a) in race.accesses.iter().enumerate() {
@@ -400,7 +470,30 @@ fn race_block(s: &mut String, r: &Report, race: &RaceReport) {
             let _ = writeln!(s, "      thread started at {c}");
         }
     }
-    let _ = writeln!(s, "  found by: {}", race.detectors.join(", "));
+    let _ = writeln!(
+        s,
+        "  found by: {}; fingerprint {}",
+        race.detectors.join(", "),
+        race.fingerprint
+    );
+    if !race.seen_in.is_empty() {
+        const SHOWN: usize = 5;
+        let seen: Vec<String> = race
+            .seen_in
+            .iter()
+            .take(SHOWN)
+            .map(|t| format!("{} (race #{})", t.trace, t.id))
+            .collect();
+        let _ = write!(s, "  seen in {} trace", race.seen_in.len());
+        if race.seen_in.len() != 1 {
+            s.push('s');
+        }
+        let _ = write!(s, ": {}", seen.join(", "));
+        if race.seen_in.len() > SHOWN {
+            let _ = write!(s, " and {} more", race.seen_in.len() - SHOWN);
+        }
+        s.push('\n');
+    }
     match &race.witness {
         Some(Some(w)) => {
             let _ = writeln!(
@@ -516,7 +609,7 @@ pub fn to_sarif(r: &Report) -> String {
         .map(|race| {
             let only_warnings = r.only_warnings(race);
             let [a1, a2] = &race.accesses;
-            json!({
+            let mut v = json!({
                 "ruleId": if only_warnings { "lockset-warning" } else { "data-race" },
                 "level": if only_warnings { "warning" } else { "error" },
                 "message": {"text": format!(
@@ -525,16 +618,28 @@ pub fn to_sarif(r: &Report) -> String {
                     a2.op, a2.thread, a2.location, race.detectors.join(", "))},
                 "locations": [loc(a1), loc(a2)],
                 "partialFingerprints": {
+                    "jraceRace/v1": race.fingerprint,
                     "raceSignature": format!("{}|{}|{}", race.variable,
                         a1.location.as_str().min(a2.location.as_str()),
                         a1.location.as_str().max(a2.location.as_str()))
                 },
                 "properties": {"raceId": race.id, "detectors": race.detectors},
-            })
+            });
+            if !race.seen_in.is_empty() {
+                v["properties"]["seenIn"] = json!(race.seen_in);
+            }
+            if let Some(b) = race.baseline {
+                v["baselineState"] = json!(if b == "known" { "unchanged" } else { "new" });
+            }
+            v
         })
         .collect();
     // A trace cut short is the run's notification, not a result.
     let mut invocation = json!({"executionSuccessful": true});
+    if let Some(sup) = &r.suppressed {
+        // Suppressed races are counted, never silently dropped.
+        invocation["properties"] = json!({"suppressed": sup.count, "suppressionRules": sup.rules});
+    }
     if let Some(t) = &r.trace.truncated {
         invocation["toolExecutionNotifications"] = json!([{
             "level": "warning",
