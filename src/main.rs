@@ -29,7 +29,7 @@ pairs of conflicting accesses that some other schedule of the same program can r
 back, using detectors that range from fast vector clocks (hb, shb, wcp, cp) to lockset warnings.\n\n\
 A trace is either a `.std` text file (RAPID's format plus jrace's extensions: one \
 `THREAD|OP|LOCATION` line per event) or a trace directory written by jrace's recorder.",
-    after_help = "Examples:\n  jrace demo\n  jrace analyze run.std\n  jrace analyze run.std -d hb,shb,wcp,cp,lockset --format json\n  jrace stats run.std\n  jrace convert run.std --to bin -o run.trace\n\nExit status: 0 analysis finished (races or not), 1 races found with --fail-on-race, 2 bad usage or bad input."
+    after_help = "Examples:\n  jrace demo\n  jrace analyze run.std\n  jrace analyze run.std -d hb,shb,wcp,cp,lockset --format json\n  jrace analyze traces/ --format html -o report.html\n  jrace stats run.std\n  jrace convert run.std --to bin -o run.trace\n\nExit status: 0 analysis finished (races or not), 1 races found with --fail-on-race, 2 bad usage or bad input."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -301,6 +301,8 @@ enum Format {
     Text,
     Json,
     Sarif,
+    /// One self-contained page, sortable and filterable (docs/REPORT.md#html-report).
+    Html,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -725,7 +727,12 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         jrace_analyzer::merge::merge(reports)
     };
     triage.apply(&mut rep);
-    emit(&rep, args.format, args.output.as_deref())?;
+    let source: Vec<String> = args
+        .traces
+        .iter()
+        .map(|t| t.display().to_string())
+        .collect();
+    emit(&rep, args.format, args.output.as_deref(), &source.join(" "))?;
     Ok(exit_status(&rep, args.fail_on_race))
 }
 
@@ -785,7 +792,12 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let d2 = dir.clone();
     let mut rep = analyze_source(&dir, &|| open(&d2), &names, args.witness, &opts)?;
     triage.apply(&mut rep);
-    emit(&rep, args.format, args.report.as_deref())?;
+    emit(
+        &rep,
+        args.format,
+        args.report.as_deref(),
+        &dir.display().to_string(),
+    )?;
     eprintln!("jrace: trace in {}", dir.display());
     Ok(exit_status(&rep, args.fail_on_race))
 }
@@ -850,11 +862,17 @@ fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn emit(rep: &report::Report, format: Format, output: Option<&Path>) -> Result<()> {
+/// Writes the report; `source` names what was analyzed (for the HTML page).
+fn emit(rep: &report::Report, format: Format, output: Option<&Path>, source: &str) -> Result<()> {
     let text = match format {
         Format::Text => report::to_text(rep),
         Format::Json => report::to_json(rep),
         Format::Sarif => report::to_sarif(rep),
+        Format::Html => jrace_analyzer::report_html::to_html(
+            rep,
+            source,
+            &format!("jrace {}", env!("CARGO_PKG_VERSION")),
+        ),
     };
     match output {
         Some(p) => {
@@ -1124,7 +1142,7 @@ fn demo() -> Result<ExitCode> {
             let names = detector_names(&["all".to_owned()])?;
             let t2 = trace.clone();
             let rep = analyze_source(&trace, &|| open(&t2), &names, false, &Default::default())?;
-            emit(&rep, Format::Text, None)?;
+            emit(&rep, Format::Text, None, "")?;
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(ExitCode::SUCCESS);
         }
@@ -1145,7 +1163,7 @@ fn demo() -> Result<ExitCode> {
     let names = detector_names(&["all".to_owned()])?;
     let p2 = path.clone();
     let rep = analyze_source(&path, &|| open(&p2), &names, false, &Default::default())?;
-    emit(&rep, Format::Text, None)?;
+    emit(&rep, Format::Text, None, "")?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(ExitCode::SUCCESS)
 }

@@ -464,3 +464,62 @@ fn a_long_text_report_is_capped_and_grouped() {
     let doc = analyze_json(&path, "hb");
     assert_eq!(doc["races"].as_array().unwrap().len(), 450);
 }
+
+/// `--format html`: one self-contained page with every race (both accesses, locks,
+/// detectors, fingerprint, the witness command), whose script sorts and filters the races
+/// in a real browser without an error.
+#[test]
+fn html_report_lists_every_race_and_runs_in_a_browser() {
+    let bank = root().join("examples/bank.std");
+    let bank = bank.to_str().unwrap();
+    let page = tmp("report.html");
+    let out = jrace(&[
+        "analyze",
+        bank,
+        "-d",
+        "hb,wcp,m2",
+        "--witness",
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty(), "the page goes to -o only");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc = analyze_json(&root().join("examples/bank.std"), "hb,wcp,m2");
+    let races = doc["races"].as_array().unwrap();
+    assert_eq!(races.len(), 3);
+    assert_eq!(html.matches("<details class=\"race").count(), races.len());
+    for r in races {
+        for field in [
+            &r["variable"],
+            &r["fingerprint"],
+            &r["accesses"][0]["location"],
+            &r["accesses"][1]["location"],
+        ] {
+            assert!(html.contains(field.as_str().unwrap()), "{field} missing");
+        }
+        let id = r["id"].as_u64().unwrap();
+        assert!(
+            html.contains(&format!("jrace witness {bank} --race {id} ")),
+            "no witness command for race {id}"
+        );
+    }
+    assert!(html.contains("<span class=\"lock\">audit</span>"));
+    assert!(html.contains("Witness: a schedule of "));
+    // Self-contained: nothing is fetched.
+    for s in ["src=\"http", "href=\"http", "<link", "@import"] {
+        assert!(!html.contains(s), "the page refers to {s}");
+    }
+    let Some((dom, err)) = common::chromium_dom(&page, &tmp("chromium-profile")) else {
+        return;
+    };
+    assert!(!err.contains("Uncaught"), "script error: {err}");
+    assert!(
+        dom.contains("data-sorted=\"id\""),
+        "the script sorted the races: {dom}"
+    );
+    assert!(dom.contains(">variable</button>"), "{dom}");
+    assert_eq!(dom.matches("<details class=\"race").count(), 3, "{dom}");
+}

@@ -371,6 +371,28 @@ fn ci_recipe_fails_only_on_new_unsuppressed_races() {
     );
     assert!(text.contains("[known]"), "{text}");
 
+    // The HTML page of the same run, as a build artifact.
+    let page = work.join("jrace-report.html");
+    let out = jrace(&[
+        "analyze",
+        run2,
+        "-d",
+        d,
+        "--suppressions",
+        supp,
+        "--baseline",
+        baseline,
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<details class=\"race").count(), 2);
+    assert!(html.contains("Suppressed: 1 race."), "{html}");
+    assert!(html.contains(": 0 new, 2 known."), "{html}");
+
     // SARIF: fingerprints and baseline states for code-scanning services.
     let out = jrace(&[
         "analyze",

@@ -7,7 +7,6 @@ mod common;
 
 use common::{jrace, root};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn bank() -> String {
     root().join("examples/bank.std").display().to_string()
@@ -230,40 +229,16 @@ fn html_page_is_self_contained_and_shows_both_accesses() {
 
 #[test]
 fn html_page_loads_in_headless_chromium() {
-    let chromium = Path::new("/usr/bin/chromium");
-    if !chromium.exists() {
-        println!("skipped the browser check: /usr/bin/chromium is not installed");
-        return;
-    }
     let dir = temp_dir("chromium");
     for (race, accesses) in [
         ("1", ["w(Bank.transfers,1)", "r(Bank.transfers,1)"]),
         ("2", ["w(Bank.lastTeller,1)", "r(Bank.lastTeller,1)"]),
     ] {
         let (file, _, _) = html_for(race, &dir);
-        let profile = dir.join(format!("profile{race}"));
-        std::fs::create_dir_all(&profile).unwrap();
-        let out = Command::new(chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                &format!("--user-data-dir={}", profile.display()),
-                "--enable-logging=stderr",
-                "--v=0",
-                "--dump-dom",
-                &format!("file://{}", file.display()),
-            ])
-            .output()
-            .expect("chromium runs");
-        let dom = String::from_utf8_lossy(&out.stdout);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "chromium failed: {err}");
+        let Some((dom, err)) = common::chromium_dom(&file, &dir.join(format!("profile{race}")))
+        else {
+            return;
+        };
         assert!(!err.contains("Uncaught"), "script error: {err}");
         for a in accesses {
             assert!(dom.contains(a), "{a} missing from the DOM: {dom}");

@@ -16,6 +16,7 @@ pub mod merge;
 pub mod oracle;
 pub mod rdit;
 pub mod report;
+pub mod report_html;
 pub mod said;
 pub mod shb;
 pub mod sync;

@@ -16,3 +16,37 @@ pub fn jrace(args: &[&str]) -> Output {
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// The DOM of a local HTML page after headless Chromium ran its scripts, and Chromium's
+/// log; `None` (with a note) when `/usr/bin/chromium` is not installed. `profile` is a
+/// scratch directory for Chromium's user data.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn chromium_dom(page: &std::path::Path, profile: &std::path::Path) -> Option<(String, String)> {
+    let chromium = std::path::Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        println!("skipped the browser check: /usr/bin/chromium is not installed");
+        return None;
+    }
+    std::fs::create_dir_all(profile).unwrap();
+    let out = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", profile.display()),
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            &format!("file://{}", page.display()),
+        ])
+        .output()
+        .expect("chromium runs");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "chromium failed: {err}");
+    Some((String::from_utf8_lossy(&out.stdout).into_owned(), err))
+}
