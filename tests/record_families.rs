@@ -684,3 +684,39 @@ fn record_exit_status() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Reports name a `java.util.concurrent` lock by the field the code reached it through
+/// (`FIELD.lock()`; monitors: tests/recipes.rs). One reached through a call
+/// (`rw.writeLock().lock()`) keeps its class and id.
+#[test]
+fn locks_are_named_by_the_fields_they_are_reached_through() {
+    if !java_ready() {
+        return;
+    }
+    let dir = scratch("lock-names");
+    let trace = dir.join("trace");
+    let out = record(&trace, &[], "families.JucLocks", &[]);
+    assert!(out.status.success(), "{out:?}");
+    let std_file = dir.join("t.std");
+    let out = jrace(&[
+        "convert",
+        trace.to_str().unwrap(),
+        "--to",
+        "std",
+        "-o",
+        std_file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&std_file).unwrap();
+    let names: std::collections::BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.split('|').nth(1)?.strip_prefix("acq(")?.strip_suffix(')'))
+        .collect();
+    for field in ["families.JucLocks.lock [", "families.JucLocks.lockA ["] {
+        assert!(
+            names.iter().any(|n| n.starts_with(field)),
+            "no lock named {field}...: {names:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -156,6 +156,7 @@ pub fn hook_class(
                 owner: name.to_string(),
                 name: call.to_string(),
                 desc: "()V".to_string(),
+                via: None,
             },
             loc: Location {
                 class: dotted.clone(),

@@ -2123,6 +2123,10 @@ impl Cx<'_> {
             return;
         }
         let loc = e.loc;
+        if let SiteKind::Call { via: Some(v), .. } = &e.site.kind {
+            // `lock.lock()`: a lock first taken here is named by the field.
+            self.lock_via = LockVia::Named(v);
+        }
         match (op, when) {
             (CallOp::Start, When::Before) => self.fork(o, loc),
             (CallOp::Join, When::After(_)) => self.join(o, loc),

@@ -79,6 +79,9 @@ pub enum SiteKind {
         owner: String,
         name: String,
         desc: String,
+        /// Where the receiver of a call without arguments came from (as for
+        /// `MonitorEnter`): names a `java.util.concurrent` lock in reports.
+        via: Option<String>,
     },
     /// Entry/exit of an instance method `run()V` or `call()Ljava/lang/Object;` of an
     /// instrumented class (`tenter`/`texit`): the start and end of a task an executor runs.

@@ -618,7 +618,8 @@ fn hooks_report_the_right_values_receivers_and_sites() {
         SiteKind::Call {
             owner: "java/util/concurrent/atomic/AtomicLong".into(),
             name: "compareAndSet".into(),
-            desc: "(JJ)Z".into()
+            desc: "(JJ)Z".into(),
+            via: None
         }
     );
     // threads: start and join, the lambda's write in the other thread.

@@ -679,12 +679,14 @@ impl MethodCx<'_, '_> {
     }
 }
 
-/// Where the object of the `monitorenter` at `i` came from, as javac (and ecj) compile
-/// `synchronized (EXPR)`: `EXPR; dup; astore N; monitorenter` or `EXPR; monitorenter`.
-/// When EXPR is one `getfield`/`getstatic`, the field (`pkg.Class.field`); a class
-/// literal, `pkg.Class.class`; otherwise (or when control can enter between EXPR and the
-/// `monitorenter`: `entries` holds every jump target and handler start) nothing.
-fn monitor_source(
+/// Where the object on top of the stack at instruction `i` came from: the monitor of a
+/// `monitorenter`, as javac (and ecj) compile `synchronized (EXPR)` (`EXPR; dup; astore N;
+/// monitorenter` or `EXPR; monitorenter`), or the receiver of a call without arguments
+/// (`lock.lock()`). When EXPR is one `getfield`/`getstatic`, the field
+/// (`pkg.Class.field`); a class literal, `pkg.Class.class`; otherwise (or when control can
+/// enter between EXPR and `i`: `entries` holds every jump target and handler start)
+/// nothing. Reports name locks by it.
+fn stack_top_source(
     cf: &ClassFile,
     insns: &[(u32, Insn)],
     i: usize,
@@ -1226,7 +1228,7 @@ fn instrument_method(
                 ))?;
             }
             op::MONITORENTER => {
-                let via = monitor_source(mcx.cf, &insns, i, &entries);
+                let via = stack_top_source(mcx.cf, &insns, i, &entries);
                 let [p, c] = mcx.hook(SiteKind::MonitorEnter { via }, bci, "menter")?;
                 e(ed.insert_before(i, &[Insn::new(op::DUP), local(op::ASTORE, t_obj)], 1))?;
                 // Inside the handler that releases the monitor, or the JIT never compiles
@@ -1245,6 +1247,7 @@ fn instrument_method(
                     owner: "java/lang/System".into(),
                     name: "arraycopy".into(),
                     desc: "(Ljava/lang/Object;ILjava/lang/Object;II)V".into(),
+                    via: None,
                 };
                 let [p, c] = mcx.hook(kind, bci, "arraycopy")?;
                 let mut seq = vec![
@@ -1344,10 +1347,16 @@ fn instrument_method(
                     .rsplit(')')
                     .next()
                     .is_some_and(|r| r.starts_with('L') || r.starts_with('['));
+                let via = if mdesc.starts_with("()") {
+                    stack_top_source(mcx.cf, &insns, i, &entries)
+                } else {
+                    None
+                };
                 let kind = SiteKind::Call {
                     owner,
                     name: mname,
                     desc: mdesc,
+                    via,
                 };
                 let s = mcx.site(kind, bci);
                 let push = mcx.push(s)?;
@@ -1449,6 +1458,7 @@ fn instrument_method(
                 owner: "$handler".into(),
                 name: "$caught".into(),
                 desc: "(Ljava/lang/Throwable;)V".into(),
+                via: None,
             };
             let [p, c] = mcx.hook(kind, h as u32, "before")?;
             e(ed.insert_before(i, &[Insn::new(op::DUP), p, c], 2))?;
