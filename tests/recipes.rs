@@ -232,13 +232,35 @@ fn maven_surefire_recipe_reports_the_race() {
         panic!("mvn test failed:\n{log}");
     }
     let t = traces(&out_dir);
-    assert!(!t.is_empty(), "no trace written:\n{log}");
-    // As in the README: one report for every test JVM.
-    let found = shb_variables(&out_dir);
+    assert_eq!(t.len(), 2, "one trace per test class's JVM:\n{log}");
+    // As in the README: one report for every test JVM, the race seen in both.
+    let out = jrace(&[
+        "analyze",
+        out_dir.to_str().unwrap(),
+        "-d",
+        "shb",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let rep: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rep["traces"].as_array().unwrap().len(), 2, "{rep}");
+    let hits: Vec<&serde_json::Value> = rep["races"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["variable"] == "ex.Counter.hits")
+        .collect();
     assert!(
-        found.iter().any(|v| v == "ex.Counter.hits"),
-        "ex.Counter.hits not reported in {t:?}: {found:?}"
+        !hits.is_empty(),
+        "ex.Counter.hits not reported in {t:?}: {rep}"
     );
+    let seen: usize = hits
+        .iter()
+        .map(|r| r["seen_in"].as_array().unwrap().len())
+        .max()
+        .unwrap();
+    assert_eq!(seen, 2, "ex.Counter.hits is seen in both test JVMs: {rep}");
     let _ = std::fs::remove_dir_all(&work);
 }
 
