@@ -7,7 +7,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use jrace_analyzer::testing::MemSource;
-use jrace_analyzer::{engine, report, triage, witness, witness_view};
+use jrace_analyzer::{engine, report, report_html, triage, witness, witness_view};
 use jrace_trace::tree::{self, FilteredSource, Mode};
 use jrace_trace::{EventSource, Kind};
 use std::io::{IsTerminal, Write};
@@ -708,8 +708,9 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let triage = args.triage.load()?;
     let traces = expand_traces(&args.traces)?;
     let mut reports = Vec::with_capacity(traces.len());
+    let mut views = report_html::WitnessPages::new();
     for path in &traces {
-        let (rep, _) = analyze_source_tree(
+        let (rep, trace) = analyze_source_tree(
             path,
             &|| open(path),
             None,
@@ -719,7 +720,11 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
             args.tree,
             None,
         )?;
-        reports.push((path.display().to_string(), rep));
+        let name = path.display().to_string();
+        if let (Format::Html, Some(t)) = (args.format, &trace) {
+            add_witness_pages(&mut views, &name, t, &rep);
+        }
+        reports.push((name, rep));
     }
     let mut rep = if reports.len() == 1 {
         reports.pop().expect("one report").1
@@ -732,7 +737,13 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         .iter()
         .map(|t| t.display().to_string())
         .collect();
-    emit(&rep, args.format, args.output.as_deref(), &source.join(" "))?;
+    emit(
+        &rep,
+        args.format,
+        args.output.as_deref(),
+        &source.join(" "),
+        &views,
+    )?;
     Ok(exit_status(&rep, args.fail_on_race))
 }
 
@@ -797,6 +808,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         args.format,
         args.report.as_deref(),
         &dir.display().to_string(),
+        &Default::default(),
     )?;
     eprintln!("jrace: trace in {}", dir.display());
     Ok(exit_status(&rep, args.fail_on_race))
@@ -845,7 +857,7 @@ fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let page = view.to_html(&name, &format!("jrace {}", env!("CARGO_PKG_VERSION")));
+        let page = view.to_html(&name, &generator());
         std::fs::write(file, page).with_context(|| format!("cannot write {}", file.display()))?;
     }
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -862,17 +874,46 @@ fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the report; `source` names what was analyzed (for the HTML page).
-fn emit(rep: &report::Report, format: Format, output: Option<&Path>, source: &str) -> Result<()> {
+/// The witness views an HTML report embeds, at most this many: each is a page of its own.
+const HTML_WITNESS_VIEWS: usize = 50;
+
+/// Adds the witness view of each of `rep`'s races that has a witness (with `--witness`),
+/// drawn from the trace `name` they were found in.
+fn add_witness_pages(
+    pages: &mut report_html::WitnessPages,
+    name: &str,
+    trace: &jrace_trace::Trace,
+    rep: &report::Report,
+) {
+    for race in &rep.races {
+        if pages.len() >= HTML_WITNESS_VIEWS {
+            return;
+        }
+        if let Ok(view) = witness_view::View::new(trace, race) {
+            let page = view.to_html(name, &generator());
+            pages.insert((name.to_string(), race.id), page);
+        }
+    }
+}
+
+fn generator() -> String {
+    format!("jrace {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Writes the report; `source` names what was analyzed, and `views` holds witness views,
+/// for the HTML page.
+fn emit(
+    rep: &report::Report,
+    format: Format,
+    output: Option<&Path>,
+    source: &str,
+    views: &report_html::WitnessPages,
+) -> Result<()> {
     let text = match format {
         Format::Text => report::to_text(rep),
         Format::Json => report::to_json(rep),
         Format::Sarif => report::to_sarif(rep),
-        Format::Html => jrace_analyzer::report_html::to_html(
-            rep,
-            source,
-            &format!("jrace {}", env!("CARGO_PKG_VERSION")),
-        ),
+        Format::Html => report_html::to_html(rep, source, &generator(), views),
     };
     match output {
         Some(p) => {
@@ -1142,7 +1183,7 @@ fn demo() -> Result<ExitCode> {
             let names = detector_names(&["all".to_owned()])?;
             let t2 = trace.clone();
             let rep = analyze_source(&trace, &|| open(&t2), &names, false, &Default::default())?;
-            emit(&rep, Format::Text, None, "")?;
+            emit(&rep, Format::Text, None, "", &Default::default())?;
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(ExitCode::SUCCESS);
         }
@@ -1163,7 +1204,7 @@ fn demo() -> Result<ExitCode> {
     let names = detector_names(&["all".to_owned()])?;
     let p2 = path.clone();
     let rep = analyze_source(&path, &|| open(&p2), &names, false, &Default::default())?;
-    emit(&rep, Format::Text, None, "")?;
+    emit(&rep, Format::Text, None, "", &Default::default())?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(ExitCode::SUCCESS)
 }

@@ -508,6 +508,11 @@ fn html_report_lists_every_race_and_runs_in_a_browser() {
     }
     assert!(html.contains("<span class=\"lock\">audit</span>"));
     assert!(html.contains("Witness: a schedule of "));
+    // With --witness, each race's block embeds its witness view.
+    assert_eq!(
+        html.matches("<iframe title=\"witness of race").count(),
+        races.len()
+    );
     // Self-contained: nothing is fetched.
     for s in ["src=\"http", "href=\"http", "<link", "@import"] {
         assert!(!html.contains(s), "the page refers to {s}");
@@ -522,4 +527,5 @@ fn html_report_lists_every_race_and_runs_in_a_browser() {
     );
     assert!(dom.contains(">variable</button>"), "{dom}");
     assert_eq!(dom.matches("<details class=\"race").count(), 3, "{dom}");
+    assert_eq!(dom.matches("<iframe").count(), 3, "{dom}");
 }

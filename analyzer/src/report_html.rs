@@ -7,7 +7,13 @@
 
 use crate::report::{AccessReport, RaceReport, Report};
 use crate::witness_view::esc;
+use std::collections::HashMap;
 use std::fmt::Write as _;
+
+/// Witness views ([`crate::witness_view::View::to_html`]) to embed, by (trace, race id in
+/// that trace's own report): with `--witness`, each race's block holds its schedule, step
+/// by step, in a collapsed frame.
+pub type WitnessPages = HashMap<(String, u64), String>;
 
 const CSS: &str = include_str!("html/report.css");
 const JS: &str = include_str!("html/report.js");
@@ -22,8 +28,9 @@ pub fn variable_class(variable: &str) -> &str {
 }
 
 /// The page for `r`. `source` names what was analyzed (the trace or traces), for the
-/// title and for the `jrace witness` commands it suggests.
-pub fn to_html(r: &Report, source: &str, generator: &str) -> String {
+/// title and for the `jrace witness` commands it suggests; `views` are embedded where a
+/// race has one.
+pub fn to_html(r: &Report, source: &str, generator: &str, views: &WitnessPages) -> String {
     let mut o = String::new();
     let _ = write!(
         o,
@@ -50,7 +57,7 @@ pub fn to_html(r: &Report, source: &str, generator: &str) -> String {
     }
     let _ = writeln!(o, "<div id=\"races\">");
     for race in &r.races {
-        race_block(&mut o, r, race, source);
+        race_block(&mut o, r, race, source, views);
     }
     let _ = writeln!(o, "</div>");
     let _ = write!(
@@ -157,7 +164,7 @@ fn summary(o: &mut String, r: &Report) {
     }
 }
 
-fn race_block(o: &mut String, r: &Report, race: &RaceReport, source: &str) {
+fn race_block(o: &mut String, r: &Report, race: &RaceReport, source: &str, views: &WitnessPages) {
     let warning = r.only_warnings(race);
     let mut class = String::from("race");
     if warning {
@@ -243,6 +250,15 @@ fn race_block(o: &mut String, r: &Report, race: &RaceReport, source: &str) {
         None => {}
     }
     let _ = writeln!(o, "To see how it happens: <code>{}</code></div>", esc(&cmd));
+    if let Some(page) = views.get(&(trace.clone(), *id)) {
+        let _ = writeln!(
+            o,
+            "<details class=\"view\"><summary>Witness view: the schedule step by step</summary>\n\
+             <iframe title=\"witness of race {}\" loading=\"lazy\" srcdoc=\"{}\"></iframe></details>",
+            race.id,
+            esc(page)
+        );
+    }
     let _ = writeln!(o, "</details>");
 }
 
