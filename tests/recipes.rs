@@ -33,8 +33,8 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-/// The variables shb reports on a trace directory.
-fn shb_variables(trace: &Path) -> Vec<String> {
+/// The JSON report of `jrace analyze TRACE -d shb` (which must succeed).
+fn shb_report(trace: &Path) -> serde_json::Value {
     let out = jrace(&[
         "analyze",
         trace.to_str().unwrap(),
@@ -44,8 +44,12 @@ fn shb_variables(trace: &Path) -> Vec<String> {
         "json",
     ]);
     assert!(out.status.success(), "{out:?}");
-    let rep: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    rep["races"]
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The variables shb reports on a trace directory.
+fn shb_variables(trace: &Path) -> Vec<String> {
+    shb_report(trace)["races"]
         .as_array()
         .unwrap()
         .iter()
@@ -104,16 +108,7 @@ fn java_tool_options_recipe_records_one_trace_per_jvm() {
     // Locks are named by the field the program reached them through, then the object:
     // also in a `.std` export, which reads back.
     let std_file = dir.join("bank.std");
-    let out = jrace(&[
-        "convert",
-        t[0].to_str().unwrap(),
-        "--to",
-        "std",
-        "-o",
-        std_file.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let text = std::fs::read_to_string(&std_file).unwrap();
+    let text = common::convert_to_std(&t[0], &std_file);
     for lock in ["demo.Bank.bank", "demo.Bank.audit"] {
         assert!(
             text.contains(&format!("|acq({lock} [Object@")),
@@ -125,16 +120,7 @@ fn java_tool_options_recipe_records_one_trace_per_jvm() {
     std::fs::remove_file(&std_file).unwrap();
 
     // `jrace analyze DIR`: one report for both JVMs, the race listed once, seen in both.
-    let out = jrace(&[
-        "analyze",
-        dir.to_str().unwrap(),
-        "-d",
-        "shb",
-        "--format",
-        "json",
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let rep: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rep = shb_report(&dir);
     let listed = rep["traces"].as_array().unwrap();
     assert_eq!(listed.len(), 2, "{rep}");
     let events: u64 = listed
@@ -234,16 +220,7 @@ fn maven_surefire_recipe_reports_the_race() {
     let t = traces(&out_dir);
     assert_eq!(t.len(), 2, "one trace per test class's JVM:\n{log}");
     // As in the README: one report for every test JVM, the race seen in both.
-    let out = jrace(&[
-        "analyze",
-        out_dir.to_str().unwrap(),
-        "-d",
-        "shb",
-        "--format",
-        "json",
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let rep: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rep = shb_report(&out_dir);
     assert_eq!(rep["traces"].as_array().unwrap().len(), 2, "{rep}");
     let hits: Vec<&serde_json::Value> = rep["races"]
         .as_array()

@@ -697,17 +697,7 @@ fn locks_are_named_by_the_fields_they_are_reached_through() {
     let trace = dir.join("trace");
     let out = record(&trace, &[], "families.JucLocks", &[]);
     assert!(out.status.success(), "{out:?}");
-    let std_file = dir.join("t.std");
-    let out = jrace(&[
-        "convert",
-        trace.to_str().unwrap(),
-        "--to",
-        "std",
-        "-o",
-        std_file.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let text = std::fs::read_to_string(&std_file).unwrap();
+    let text = common::convert_to_std(&trace, &dir.join("t.std"));
     let names: std::collections::BTreeSet<&str> = text
         .lines()
         .filter_map(|l| l.split('|').nth(1)?.strip_prefix("acq(")?.strip_suffix(')'))

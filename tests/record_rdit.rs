@@ -176,21 +176,7 @@ fn barrier_pairs_let_rdit_see_through_an_excluded_library() {
 
     // The trace as text, with the expanded reachable sets.
     let std_file = dir.join("trace.std");
-    let c = jrace(&[
-        "convert",
-        trace.to_str().unwrap(),
-        "--to",
-        "std",
-        "-o",
-        std_file.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        c.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&c.stderr)
-    );
-    let text = std::fs::read_to_string(&std_file).unwrap();
+    let text = common::convert_to_std(&trace, &std_file);
     let evs = events(&text);
     let bps = |thread: &str, method: &str| -> Vec<BTreeSet<String>> {
         evs.iter()
@@ -313,17 +299,7 @@ fn bp_globals_are_in_every_reachable_set() {
         String::from_utf8_lossy(&out.stderr)
     );
     let trace = dir.join("trace");
-    let std_file = dir.join("trace.std");
-    let c = jrace(&[
-        "convert",
-        trace.to_str().unwrap(),
-        "--to",
-        "std",
-        "-o",
-        std_file.to_str().unwrap(),
-    ]);
-    assert_eq!(c.status.code(), Some(0));
-    let evs = events(&std::fs::read_to_string(&std_file).unwrap());
+    let evs = events(&common::convert_to_std(&trace, &dir.join("trace.std")));
     let sets: Vec<BTreeSet<String>> = evs
         .iter()
         .filter_map(|(_, op, _)| enter(op))

@@ -50,3 +50,23 @@ pub fn chromium_dom(page: &std::path::Path, profile: &std::path::Path) -> Option
     assert!(out.status.success(), "chromium failed: {err}");
     Some((String::from_utf8_lossy(&out.stdout).into_owned(), err))
 }
+
+/// `jrace convert TRACE --to std -o OUT`, then the text written (the run must succeed).
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn convert_to_std(trace: &std::path::Path, out: &std::path::Path) -> String {
+    let c = jrace(&[
+        "convert",
+        trace.to_str().unwrap(),
+        "--to",
+        "std",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        c.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    std::fs::read_to_string(out).unwrap()
+}
