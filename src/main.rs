@@ -7,7 +7,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use jrace_analyzer::testing::MemSource;
-use jrace_analyzer::{engine, report, report_html, triage, witness, witness_view};
+use jrace_analyzer::{engine, registry, report, report_html, triage, witness, witness_view};
 use jrace_trace::tree::{self, FilteredSource, Mode};
 use jrace_trace::{EventSource, Kind};
 use std::io::{IsTerminal, Write};
@@ -144,7 +144,8 @@ struct RunArgs {
     record: record::RecordOptions,
     /// Comma-separated detectors, or `all`. Default: hb,shb,wcp; with --tree, the
     /// detectors a filtered trace allows.
-    #[arg(short, long, value_delimiter = ',')]
+    #[arg(short, long, value_delimiter = ',', long_help = detectors_help(
+        "Default: hb,shb,wcp; with --tree, the detectors a filtered trace allows."))]
     detectors: Option<Vec<String>>,
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -177,7 +178,9 @@ struct AnalyzeArgs {
     traces: Vec<PathBuf>,
     /// Comma-separated detectors, or `all`. Default: hb,shb,wcp; with --tree, or on a
     /// trace recorded with it, the detectors a filtered trace allows.
-    #[arg(short, long, value_delimiter = ',')]
+    #[arg(short, long, value_delimiter = ',', long_help = detectors_help(
+        "Default: hb,shb,wcp; with --tree, or on a trace recorded with it, the detectors a \
+         filtered trace allows."))]
     detectors: Option<Vec<String>>,
     /// Drop redundant accesses (TREE) before the detectors. MODE `hb` (the default) keeps
     /// every race signature of hb and lockset; `hybrid` and `lockset` drop more and keep
@@ -338,39 +341,47 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// `--help` for `-d`: the default, then each detector with what its races promise.
+fn detectors_help(default: &str) -> String {
+    format!(
+        "Comma-separated detectors, or `all`. {default}\n\nDetectors (docs/DETECTORS.md):\n{}",
+        registry::help()
+    )
+}
+
 /// Expands `-d` into detector names, rejecting unknown ones with the list of valid names.
 fn detector_names(requested: &[String]) -> Result<Vec<&'static str>> {
     let mut names: Vec<&'static str> = Vec::new();
     for r in requested {
         let r = r.trim();
         if r == "all" {
-            for d in jrace_analyzer::DETECTORS {
-                if !names.contains(d) {
+            for d in registry::names() {
+                if !names.contains(&d) {
                     names.push(d);
                 }
             }
             continue;
         }
-        if let Some(d) = jrace_analyzer::DETECTORS.iter().find(|d| **d == r) {
-            if !names.contains(d) {
-                names.push(d);
+        if let Some(d) = registry::info(r) {
+            if !names.contains(&d.name) {
+                names.push(d.name);
             }
         } else if jrace_analyzer::PLANNED.contains(&r) {
             bail!(
                 "detector `{r}` is not available in this build yet; available: {}",
-                jrace_analyzer::DETECTORS.join(",")
+                jrace_analyzer::detector_names().join(",")
             );
         } else {
             bail!(
                 "unknown detector `{r}`; expected a comma list of {} or `all`",
-                jrace_analyzer::DETECTORS.join(",")
+                jrace_analyzer::detector_names().join(",")
             );
         }
     }
     if names.is_empty() {
         bail!(
             "no detector given; expected a comma list of {} or `all`",
-            jrace_analyzer::DETECTORS.join(",")
+            jrace_analyzer::detector_names().join(",")
         );
     }
     Ok(names)
@@ -472,9 +483,7 @@ fn detectors_or_default(requested: Option<&[String]>, modes: &[Mode]) -> Result<
     match requested {
         Some(r) => detector_names(r),
         None if modes.is_empty() => Ok(jrace_analyzer::DEFAULT_DETECTORS.to_vec()),
-        None => Ok(jrace_analyzer::DETECTORS
-            .iter()
-            .copied()
+        None => Ok(registry::names()
             .filter(|d| modes.iter().all(|m| m.consumers().contains(d)))
             .collect()),
     }

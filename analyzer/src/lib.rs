@@ -15,6 +15,7 @@ pub mod mcm;
 pub mod merge;
 pub mod oracle;
 pub mod rdit;
+pub mod registry;
 pub mod report;
 pub mod report_html;
 pub mod said;
@@ -29,10 +30,10 @@ pub mod witness_view;
 
 pub use detector::{Detector, Outcome, Progress, RacePair, RaceSink};
 
-/// Every detector name, in the order reports list them.
-pub const DETECTORS: &[&str] = &[
-    "hb", "lockset", "cp", "wcp", "shb", "m2", "mcm", "said", "rdit",
-];
+/// Every detector name, in the order reports list them ([`registry::REGISTRY`]).
+pub fn detector_names() -> Vec<&'static str> {
+    registry::names().collect()
+}
 
 /// Names accepted by `-d` that later work will provide.
 pub const PLANNED: &[&str] = &[];
@@ -73,16 +74,5 @@ pub fn make_detector(name: &str) -> Option<Box<dyn Detector>> {
 
 /// A fresh detector by name, built with `opts`.
 pub fn make_detector_with(name: &str, opts: &DetectorOptions) -> Option<Box<dyn Detector>> {
-    Some(match name {
-        "mcm" => Box::new(mcm::detector(opts.causal())),
-        "said" => Box::new(said::detector(opts.causal())),
-        "rdit" => Box::new(rdit::detector(opts.causal())),
-        "hb" => Box::new(hb::HbDetector::default()),
-        "lockset" => Box::new(lockset::LocksetDetector::default()),
-        "cp" => Box::new(cp::CpDetector::default()),
-        "wcp" => Box::new(wcp::WcpDetector::default()),
-        "shb" => Box::new(shb::ShbDetector::default()),
-        "m2" => Box::new(m2::M2Detector::default()),
-        _ => return None,
-    })
+    registry::info(name).map(|d| (d.make)(opts))
 }

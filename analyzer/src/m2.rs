@@ -21,7 +21,7 @@
 //! - *Sound for every report*: each reported pair has a witness schedule (Lemma 5.1's
 //!   `t|X`, or a replayed max-min linearization). The schedule, expanded to trace events
 //!   (`m2/schedule.rs`), is attached to the report ([`RaceSink::report_with_schedule`]),
-//!   where `--witness` validates and shows it; m2 is in [`crate::witness::MUST_WITNESS`].
+//!   where `--witness` validates and shows it; m2 is in [`crate::registry::must_witness`].
 //!   Lemma 5.1 schedules are only built when the sink wants them
 //!   ([`RaceSink::wants_schedules`]) or in debug builds.
 //! - *Complete for two threads* (Thm 4.1): with two threads rule 4 never fires and

@@ -25,7 +25,7 @@
 //!   cut by order value, then the pair), validated by [`crate::witness`] in model cf
 //!   before it is reported, and attached to the race
 //!   ([`crate::detector::RaceSink::report_with_schedule`]); mcm is in
-//!   [`crate::witness::MUST_WITNESS`].
+//!   [`crate::registry::must_witness`].
 //!   A solver `unknown` (timeout) is never reported: such signatures are counted in
 //!   [`crate::detector::Outcome::unknown`].
 //! - *Maximal within a window, relative to the recorded notify pairing* (docs/DETECTORS.md#mcm):

@@ -12,7 +12,7 @@
 //! - *Sound*: every read before the pair keeps its value, so each thread runs as
 //!   recorded up to the pair. Every report carries the model's witness (events before
 //!   the earlier of the two, then the pair), validated by [`crate::witness`] in model
-//!   value; said is in [`crate::witness::MUST_WITNESS`]. Timeouts are counted in
+//!   value; said is in [`crate::registry::must_witness`]. Timeouts are counted in
 //!   [`crate::detector::Outcome::unknown`] and never reported.
 //! - *Not maximal*: it misses races that need a read to change (V1, V9b), and races
 //!   after which the window cannot complete (a deadlock or a lost notification: V5,

@@ -63,7 +63,7 @@
 //! recording as long as it can) and, for `jrace witness --minimize`, cut down to the
 //! events the race needs ([`Facts::minimize`]); both results are validated again and
 //! dropped for the witness as found if they fail. On traces with calls into excluded
-//! code, races of the detectors that model them ([`BARRIER_AWARE`]) get witnesses that
+//! code, races of the detectors that model them ([`crate::registry::barrier_aware`]) get witnesses that
 //! keep the BarrierPair order (`W-BARRIER` required), and canonical form and
 //! minimization keep that order in every witness.
 
@@ -84,14 +84,10 @@ const NONE: u32 = u32::MAX;
 /// their long prefix elided anyway.
 pub const CANONICAL_MAX_REORDER: usize = 100_000;
 
-/// Detectors whose every race must carry a validated witness (docs/REPORT.md#witnesses):
-/// shb's come from the SHB closure, m2's, mcm's, said's and rdit's from the schedules they
-/// attach.
-pub const MUST_WITNESS: &[&str] = &["shb", "m2", "mcm", "said", "rdit"];
-
-/// Detectors that model calls into excluded code (BarrierPairs): their races' witnesses
-/// keep the BarrierPair order.
-pub const BARRIER_AWARE: &[&str] = &["rdit", "mcm", "said"];
+// Which detectors' every race must carry a validated witness (docs/REPORT.md#witnesses:
+// shb's come from the SHB closure, m2's, mcm's, said's and rdit's from the schedules they
+// attach) and which model calls into excluded code (their races' witnesses keep the
+// BarrierPair order): crate::registry.
 
 /// The feasibility model a schedule is checked in (docs/DETECTORS.md#witnesses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1687,7 +1683,7 @@ impl<'a> Witnesser<'a> {
 pub struct RaceWitnesses {
     /// One entry per race of the analysis, same order.
     pub witnesses: Vec<Option<Witness>>,
-    /// Ids of races reported by a detector in [`MUST_WITNESS`] that got no witness: a bug.
+    /// Ids of races reported by a detector in [`crate::registry::must_witness`] that got no witness: a bug.
     pub missing: Vec<u64>,
 }
 
@@ -1756,7 +1752,7 @@ pub fn witness_races(
     let aware = |r: &crate::engine::SigRace| {
         r.detectors
             .iter()
-            .any(|&d| BARRIER_AWARE.contains(&runs[d].name))
+            .any(|&d| crate::registry::barrier_aware(runs[d].name))
     };
     let any_aware = analysis
         .races
@@ -1828,7 +1824,7 @@ pub fn witness_races(
         let must = r
             .detectors
             .iter()
-            .any(|&d| MUST_WITNESS.contains(&analysis.runs[d].name));
+            .any(|&d| crate::registry::must_witness(analysis.runs[d].name));
         if found.is_none() && must {
             out.missing.push(r.id);
         }

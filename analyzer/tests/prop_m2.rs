@@ -27,7 +27,7 @@ fn det() -> String {
 /// m2's signatures and its `complete` flag.
 fn run_m2(trace: &Trace) -> (BTreeSet<String>, Option<bool>) {
     let d = jrace_analyzer::make_detector(&det())
-        .unwrap_or_else(|| panic!("no {} in {:?}", det(), jrace_analyzer::DETECTORS));
+        .unwrap_or_else(|| panic!("no {} in {:?}", det(), jrace_analyzer::detector_names()));
     let a = engine::run(&mut MemSource::new(trace), vec![d], &mut |_| {}).unwrap();
     let sigs = a.races.iter().map(|r| sig_of(&a.symbols, r)).collect();
     (sigs, a.runs[0].outcome.complete)

@@ -8,15 +8,13 @@ use jrace_analyzer::oracle::predictable_pairs;
 use jrace_analyzer::testing::vector_files;
 use jrace_analyzer::testing::{random_trace, GenConfig, MemSource};
 use jrace_analyzer::witness::{witness_analysis, Facts, Method, Rule, Witnesser};
-use jrace_analyzer::{make_detector, DETECTORS};
+use jrace_analyzer::{make_detector, registry};
 use jrace_trace::{Kind, Trace};
 use std::collections::BTreeMap;
 
-/// The detectors this file exercises (those of `DETECTORS` that exist).
+/// The detectors this file exercises (the registry's vector-clock ones).
 fn detectors() -> Vec<&'static str> {
-    DETECTORS
-        .iter()
-        .copied()
+    registry::names()
         .filter(|d| ["hb", "shb", "wcp", "cp", "lockset"].contains(d))
         .collect()
 }

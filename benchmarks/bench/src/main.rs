@@ -240,9 +240,8 @@ fn measure(args: &[String]) -> Result<()> {
     };
     let dets: Vec<String> = match dets.first() {
         Some(d) => d.split(',').map(str::to_owned).collect(),
-        None => jrace_analyzer::DETECTORS
-            .iter()
-            .map(|s| s.to_string())
+        None => jrace_analyzer::registry::names()
+            .map(str::to_owned)
             .collect(),
     };
     let std_path = Path::new(std_path);
