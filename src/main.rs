@@ -741,11 +741,9 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         jrace_analyzer::merge::merge(reports)
     };
     triage.apply(&mut rep);
-    let source: Vec<String> = args
-        .traces
-        .iter()
-        .map(|t| t.display().to_string())
-        .collect();
+    // The traces as expanded: a directory holding one trace names that trace, so that the
+    // HTML page's `jrace witness` commands and embedded views point at it.
+    let source: Vec<String> = traces.iter().map(|t| t.display().to_string()).collect();
     emit(
         &rep,
         args.format,

@@ -528,4 +528,29 @@ fn html_report_lists_every_race_and_runs_in_a_browser() {
     assert!(dom.contains(">variable</button>"), "{dom}");
     assert_eq!(dom.matches("<details class=\"race").count(), 3, "{dom}");
     assert_eq!(dom.matches("<iframe").count(), 3, "{dom}");
+
+    // A directory holding one trace (as `out=DIR/%p` leaves after one JVM) is that trace:
+    // the page's commands and embedded views name the trace itself.
+    let dir = tmp("one-jvm");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = dir.join("4242");
+    let out = jrace(&["convert", bank, "--to", "bin", "-o", one.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let page = tmp("one-jvm.html");
+    let out = jrace(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "-d",
+        "hb,wcp,m2",
+        "--witness",
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(&format!("jrace witness {} --race 1 ", one.display())), "{html}");
+    assert_eq!(html.matches("<iframe title=\"witness of race").count(), 3);
 }
