@@ -551,6 +551,9 @@ fn html_report_lists_every_race_and_runs_in_a_browser() {
     ]);
     assert!(out.status.success(), "{out:?}");
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains(&format!("jrace witness {} --race 1 ", one.display())), "{html}");
+    assert!(
+        html.contains(&format!("jrace witness {} --race 1 ", one.display())),
+        "{html}"
+    );
     assert_eq!(html.matches("<iframe title=\"witness of race").count(), 3);
 }
