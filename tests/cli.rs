@@ -472,21 +472,25 @@ fn a_long_text_report_is_capped_and_grouped() {
 fn html_report_lists_every_race_and_runs_in_a_browser() {
     let bank = root().join("examples/bank.std");
     let bank = bank.to_str().unwrap();
+    // `jrace analyze TRACE -d hb,wcp,m2 --witness --format html -o PAGE`: the page.
+    let html_of = |trace: &str, page: &Path| -> String {
+        let out = jrace(&[
+            "analyze",
+            trace,
+            "-d",
+            "hb,wcp,m2",
+            "--witness",
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        assert!(out.stdout.is_empty(), "the page goes to -o only");
+        std::fs::read_to_string(page).unwrap()
+    };
     let page = tmp("report.html");
-    let out = jrace(&[
-        "analyze",
-        bank,
-        "-d",
-        "hb,wcp,m2",
-        "--witness",
-        "--format",
-        "html",
-        "-o",
-        page.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    assert!(out.stdout.is_empty(), "the page goes to -o only");
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = html_of(bank, &page);
     let doc = analyze_json(&root().join("examples/bank.std"), "hb,wcp,m2");
     let races = doc["races"].as_array().unwrap();
     assert_eq!(races.len(), 3);
@@ -537,20 +541,7 @@ fn html_report_lists_every_race_and_runs_in_a_browser() {
     let one = dir.join("4242");
     let out = jrace(&["convert", bank, "--to", "bin", "-o", one.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
-    let page = tmp("one-jvm.html");
-    let out = jrace(&[
-        "analyze",
-        dir.to_str().unwrap(),
-        "-d",
-        "hb,wcp,m2",
-        "--witness",
-        "--format",
-        "html",
-        "-o",
-        page.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = html_of(dir.to_str().unwrap(), &tmp("one-jvm.html"));
     assert!(
         html.contains(&format!("jrace witness {} --race 1 ", one.display())),
         "{html}"

@@ -334,17 +334,7 @@ fn the_per_call_walk_and_the_snapshots_agree() {
             PathBuf::from(env!("CARGO_BIN_EXE_jrace")).with_file_name("libjrace_agent.so")
         });
     let sets = |trace: &Path| -> Vec<(String, String, usize)> {
-        let std_file = trace.with_extension("std");
-        let c = jrace(&[
-            "convert",
-            trace.to_str().unwrap(),
-            "--to",
-            "std",
-            "-o",
-            std_file.to_str().unwrap(),
-        ]);
-        assert_eq!(c.status.code(), Some(0));
-        events(&std::fs::read_to_string(&std_file).unwrap())
+        events(&common::convert_to_std(trace, &trace.with_extension("std")))
             .into_iter()
             .filter_map(|(t, op, _)| enter(&op).map(|(m, d)| (t, m, d.len())))
             .collect()
