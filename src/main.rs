@@ -808,15 +808,23 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         );
     }
     let d2 = dir.clone();
-    let mut rep = analyze_source(&dir, &|| open(&d2), &names, args.witness, &opts)?;
-    triage.apply(&mut rep);
-    emit(
-        &rep,
-        args.format,
-        args.report.as_deref(),
-        &dir.display().to_string(),
-        &Default::default(),
+    let (mut rep, trace) = analyze_source_tree(
+        &dir,
+        &|| open(&d2),
+        Some(&names),
+        None,
+        args.witness,
+        &opts,
+        None,
+        None,
     )?;
+    let name = dir.display().to_string();
+    let mut views = report_html::WitnessPages::new();
+    if let (Format::Html, Some(t)) = (args.format, &trace) {
+        add_witness_pages(&mut views, &name, t, &rep);
+    }
+    triage.apply(&mut rep);
+    emit(&rep, args.format, args.report.as_deref(), &name, &views)?;
     eprintln!("jrace: trace in {}", dir.display());
     Ok(exit_status(&rep, args.fail_on_race))
 }

@@ -122,6 +122,50 @@ fn run_reports_bank_races_with_stacks() {
     let _ = std::fs::remove_file(&report);
 }
 
+/// `jrace run --witness --format html`: the page embeds each race's witness view and names
+/// monitors by their fields.
+#[test]
+fn run_writes_an_html_report_with_witness_views() {
+    if !java() {
+        return;
+    }
+    let dir = scratch("bank-html");
+    let page = dir.with_extension("html");
+    let cp = classes();
+    let out = jrace(&[
+        "run",
+        "-o",
+        dir.to_str().unwrap(),
+        "-d",
+        "hb,shb",
+        "--witness",
+        "--format",
+        "html",
+        "--report",
+        page.to_str().unwrap(),
+        "--",
+        "java",
+        "-cp",
+        &cp,
+        "demo.Bank",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let races = html.matches("<details class=\"race").count();
+    assert!(races >= 2, "{html}");
+    assert_eq!(
+        html.matches("<iframe title=\"witness of race").count(),
+        races
+    );
+    assert!(html.contains("demo.Bank.transfers"));
+    assert!(
+        html.contains("<span class=\"lock\">demo.Bank.bank [Object@"),
+        "{html}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&page);
+}
+
 #[test]
 fn demo_records_for_real() {
     if !java() {
