@@ -9,9 +9,11 @@ import java.util.stream.IntStream;
 // container: each worker fills its own list, and the combiner, which runs on whichever
 // thread finishes last (CountedCompleter.onCompletion), merges another worker's list.
 //
-// RACE: juc.ParallelCollect.hits @hitsS @hitsT
+// RACE: juc.ParallelCollect.hits @hitsS @hitsT by=hb,shb,wcp,cp,m2
 //   the stream's action for element 0 writes `hits` while a thread started before the
-//   stream writes it too
+//   stream writes it too. Not required of mcm: it sees pairs within one window (10,000
+//   events), and the fork/join traffic between the two writes varies from run to run
+//   (over 11,000 events in 1 of 20 recordings even with a 64-element stream).
 // NORACE: $state @accumulate @combine
 //   a list is filled by one worker, then merged into by the combiner after that worker's
 //   part completed (on whichever thread completes last)
@@ -42,8 +44,8 @@ public class ParallelCollect {
             hits = 1; // @hitsT
         }, "other");
         other.start();
-        // A short stream, so that its write of `hits` lands within mcm's window of the
-        // other thread's (a 4000-element one ran it 36,000 events later in 1 of 20 runs).
+        // A short stream keeps its write of `hits` near the other thread's (a
+        // 4000-element one ran it 36,000 events later in 1 of 20 runs).
         nums.subList(0, 64).parallelStream().forEach(x -> {
             if (x == 0) {
                 hits = 2; // @hitsS
