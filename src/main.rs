@@ -758,14 +758,7 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 /// directory that is not a trace but holds trace directories (`out=DIR/%p`, one per JVM)
 /// stands for those, in name order.
 fn expand_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let is_trace_dir = |p: &Path| {
-        p.join(format!(
-            "{}.{}",
-            jrace_trace::binlog::META_STEM,
-            jrace_trace::binlog::SEALED_EXT
-        ))
-        .is_file()
-    };
+    let is_trace_dir = jrace_trace::binlog::is_trace_dir;
     let mut out = Vec::new();
     for p in paths {
         if !p.is_dir() || is_trace_dir(p) {

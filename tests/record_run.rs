@@ -3,7 +3,7 @@
 //! program's own output passes through. Skipped (with a note) without `java`.
 
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
@@ -29,6 +29,15 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
+/// `jrace run -o DIR OPTIONS -- java -cp CLASSES demo.Bank`.
+fn run_bank(dir: &Path, options: &[&str]) -> std::process::Output {
+    let cp = classes();
+    let mut args = vec!["run", "-o", dir.to_str().unwrap()];
+    args.extend_from_slice(options);
+    args.extend_from_slice(&["--", "java", "-cp", &cp, "demo.Bank"]);
+    jrace(&args)
+}
+
 #[test]
 fn run_reports_bank_races_with_stacks() {
     if !java() {
@@ -36,24 +45,18 @@ fn run_reports_bank_races_with_stacks() {
     }
     let dir = scratch("bank");
     let report = dir.with_extension("json");
-    let cp = classes();
-    let out = jrace(&[
-        "run",
-        "-o",
-        dir.to_str().unwrap(),
-        "-d",
-        "hb,shb,m2",
-        "--format",
-        "json",
-        "--report",
-        report.to_str().unwrap(),
-        "--fail-on-race",
-        "--",
-        "java",
-        "-cp",
-        &cp,
-        "demo.Bank",
-    ]);
+    let out = run_bank(
+        &dir,
+        &[
+            "-d",
+            "hb,shb,m2",
+            "--format",
+            "json",
+            "--report",
+            report.to_str().unwrap(),
+            "--fail-on-race",
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         stdout.trim(),
@@ -131,24 +134,18 @@ fn run_writes_an_html_report_with_witness_views() {
     }
     let dir = scratch("bank-html");
     let page = dir.with_extension("html");
-    let cp = classes();
-    let out = jrace(&[
-        "run",
-        "-o",
-        dir.to_str().unwrap(),
-        "-d",
-        "hb,shb",
-        "--witness",
-        "--format",
-        "html",
-        "--report",
-        page.to_str().unwrap(),
-        "--",
-        "java",
-        "-cp",
-        &cp,
-        "demo.Bank",
-    ]);
+    let out = run_bank(
+        &dir,
+        &[
+            "-d",
+            "hb,shb",
+            "--witness",
+            "--format",
+            "html",
+            "--report",
+            page.to_str().unwrap(),
+        ],
+    );
     assert!(out.status.success(), "{out:?}");
     let html = std::fs::read_to_string(&page).unwrap();
     let races = html.matches("<details class=\"race").count();

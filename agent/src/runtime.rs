@@ -290,6 +290,13 @@ struct VarTable {
     next: AtomicU32,
 }
 
+/// A variable key's hash: its top bits pick a [`VarTable`] shard and a slot of a thread's
+/// [`ThreadState::var_cache`].
+#[inline]
+fn var_hash(key: (u64, u32)) -> u64 {
+    (key.0 ^ ((key.1 as u64) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 /// One shard of [`VarTable`]: key -> id.
 type VarShard = FxHashMap<(u64, u32), u32>;
 
@@ -304,9 +311,7 @@ impl VarTable {
     }
 
     fn shard(&self, key: (u64, u32)) -> &Mutex<VarShard> {
-        let h = key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ (key.1 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-        &self.shards[(h >> 58) as usize % Self::SHARDS]
+        &self.shards[(var_hash(key) >> 58) as usize % Self::SHARDS]
     }
 
     /// The id of `key`; a new one is named by `name(id)` before any thread can see it.
@@ -1520,8 +1525,7 @@ impl Cx<'_> {
     /// Interns the variable `key` ([`VarTable`]), first in this thread's caches.
     #[inline]
     fn var(&mut self, key: (u64, u32), static_id: u32) -> u32 {
-        let h = (key.0 ^ ((key.1 as u64) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let slot = (h >> (64 - VAR_CACHE_BITS)) as usize;
+        let slot = (var_hash(key) >> (64 - VAR_CACHE_BITS)) as usize;
         let (k, v1) = self.t.var_cache[slot];
         if k == key && v1 != 0 {
             return v1 - 1;

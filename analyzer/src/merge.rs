@@ -98,13 +98,7 @@ pub fn merge(reports: Vec<(String, Report)>) -> Report {
         r.detectors
             .sort_by_key(|d| order.iter().position(|o| o == d).unwrap_or(usize::MAX));
     }
-    for d in &mut detectors {
-        d.races = races
-            .iter()
-            .filter(|r| r.detectors.contains(&d.name))
-            .count();
-    }
-    Report {
+    let mut merged = Report {
         version: 1,
         trace: total,
         detectors,
@@ -112,7 +106,9 @@ pub fn merge(reports: Vec<(String, Report)>) -> Report {
         suppressed: None,
         baseline: None,
         traces: Some(traces),
-    }
+    };
+    merged.recount_detector_races();
+    merged
 }
 
 #[cfg(test)]

@@ -320,6 +320,17 @@ fn index_of(a: &Analysis, name: &str) -> usize {
 }
 
 impl Report {
+    /// Sets each detector's race count from `races` (after races were taken out or merged).
+    pub fn recount_detector_races(&mut self) {
+        for d in &mut self.detectors {
+            d.races = self
+                .races
+                .iter()
+                .filter(|r| r.detectors.contains(&d.name))
+                .count();
+        }
+    }
+
     /// True when every detector that reported `race` reports only warnings (lockset):
     /// the race is then shown as a possible race, not a predicted one.
     pub fn only_warnings(&self, race: &RaceReport) -> bool {

@@ -217,13 +217,7 @@ impl Suppressions {
                 });
             }
         }
-        for d in &mut report.detectors {
-            d.races = report
-                .races
-                .iter()
-                .filter(|r| r.detectors.contains(&d.name))
-                .count();
-        }
+        report.recount_detector_races();
         report.suppressed = Some(s);
     }
 }

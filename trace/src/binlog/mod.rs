@@ -37,6 +37,11 @@ pub use writer::{
 
 /// Stem of the metadata log: `meta.jrl` (+ `meta.open` while a writer runs).
 pub const META_STEM: &str = "meta";
+
+/// Whether `dir` holds a trace the recorder wrote (its metadata log, sealed or still open).
+pub fn is_trace_dir(dir: &std::path::Path) -> bool {
+    chunklog::sealed_path(dir, META_STEM).exists() || chunklog::open_path(dir, META_STEM).exists()
+}
 /// Metadata key the agent writes when it stops recording while the program goes on:
 /// `max_mb` (the size limit; `1` in older traces) or `write_error`.
 pub const META_CUT: &str = "cut";

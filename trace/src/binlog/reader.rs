@@ -430,9 +430,7 @@ impl TraceReader {
                 threads.insert(t);
             }
         }
-        if !super::chunklog::sealed_path(dir, META_STEM).exists()
-            && !super::chunklog::open_path(dir, META_STEM).exists()
-        {
+        if !super::is_trace_dir(dir) {
             return Err(TraceError::Other {
                 path: dir.to_owned(),
                 msg: format!("not a jrace trace directory: no {META_STEM}.{SEALED_EXT}"),
