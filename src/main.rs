@@ -6,6 +6,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use jrace_analyzer::facts::{JournaledSource, LockJournal};
 use jrace_analyzer::testing::MemSource;
 use jrace_analyzer::{engine, registry, report, report_html, triage, witness, witness_view};
 use jrace_trace::tree::{self, FilteredSource, Mode};
@@ -618,10 +619,18 @@ fn analyze_source_tree(
             file.as_mut()
         }
     };
+    // The locks each thread holds, kept while the detectors read (before any filter),
+    // so that the report needs no second pass.
+    // (`JRACE_TEST_JOURNAL_CAP` lets tests force the second pass.)
+    let cap = std::env::var("JRACE_TEST_JOURNAL_CAP")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(jrace_analyzer::facts::JOURNAL_CAP);
+    let mut journaled = JournaledSource::new(whole, LockJournal::with_cap(cap));
     let mut filtered = None;
     let src: &mut dyn EventSource = match prepass {
-        Some(m) => filtered.insert(FilteredSource::new(whole, m)),
-        None => whole,
+        Some(m) => filtered.insert(FilteredSource::new(&mut journaled, m)),
+        None => &mut journaled,
     };
     let pb = progress_bar("analyzing");
     let mut detectors = detectors;
@@ -682,14 +691,17 @@ fn analyze_source_tree(
     for run in &mut analysis.runs {
         run.schedules = Default::default();
     }
-    let needed = report::needed_events(&analysis);
-    let facts = if needed.is_empty() {
-        Default::default()
-    } else if let Some(t) = &trace {
-        report::annotate(&mut MemSource::new(t), &needed)?
-    } else {
-        let mut src2 = reopen()?;
-        report::annotate(src2.as_mut(), &needed)?
+    let journal = journaled.into_journal();
+    let facts = match journal.facts(analysis.races.iter().map(|r| &r.pair)) {
+        Some(facts) => facts,
+        // More lock changes than the journal keeps: a second pass.
+        None => {
+            let needed = report::needed_events(&analysis);
+            match &trace {
+                Some(t) => report::annotate(&mut MemSource::new(t), &needed)?,
+                None => report::annotate(reopen()?.as_mut(), &needed)?,
+            }
+        }
     };
     let mut rep = report::build(&analysis, &facts);
     rep.trace.truncated =

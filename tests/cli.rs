@@ -126,6 +126,50 @@ fn every_vector_gives_the_expected_races_through_the_cli() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The locks, threads and operations a report names come from the lock journal kept
+/// during the detectors' pass; the second pass over the trace, used when the journal
+/// would grow too large, must say the same (also with the TREE filter in front).
+#[test]
+fn reports_from_the_lock_journal_equal_the_second_pass() {
+    let mut files = vectors();
+    files.push(root().join("examples/bank.std"));
+    let mut held = 0;
+    for f in files {
+        for extra in [&["-d", ALL][..], &["-d", "hb,lockset", "--tree=hb"][..]] {
+            let run = |cap: Option<&str>| {
+                let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_jrace"));
+                cmd.args(["analyze", f.to_str().unwrap(), "--format", "json"]);
+                cmd.args(extra);
+                if let Some(c) = cap {
+                    cmd.env("JRACE_TEST_JOURNAL_CAP", c);
+                }
+                let out = cmd.output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    out.status.code().is_some_and(|c| c <= 1),
+                    "{}: {err}",
+                    f.display()
+                );
+                let mut doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+                for d in doc["detectors"].as_array_mut().unwrap() {
+                    d["seconds"] = Value::Null;
+                }
+                doc
+            };
+            let journal = run(None);
+            assert_eq!(journal, run(Some("0")), "{} {extra:?}", f.display());
+            held += journal["races"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|r| r["accesses"].as_array().unwrap().clone())
+                .filter(|a| !a["locks"].as_array().unwrap().is_empty())
+                .count();
+        }
+    }
+    assert!(held > 10, "only {held} racing accesses under a lock");
+}
+
 #[test]
 fn json_names_threads_locations_and_locks() {
     let doc = analyze_json(&root().join("examples/bank.std"), "hb,wcp");

@@ -131,7 +131,7 @@ impl CpDetector {
         };
         self.passes += pass as u64;
         for p in sink.pairs() {
-            races.report(p.var, p.first, p.first_loc, p.second, p.second_loc);
+            races.report(p.var, p.first_access(), p.second_access());
         }
         self.events.clear();
     }

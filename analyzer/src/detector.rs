@@ -13,10 +13,12 @@
 //! that never call it (hb, shb, wcp, ...) pay nothing: [`RaceSink::report`] does not
 //! look at schedules.
 
-use jrace_trace::{Event, LocId, VarId};
+use jrace_trace::{Event, Kind, LocId, ThreadId, VarId};
 use rustc_hash::FxHashMap as HashMap;
 
-/// One racing pair: 0-based event indices in global order, `first < second`.
+/// One racing pair: 0-based event indices in global order, `first < second`, with what
+/// the report says of each access (location, thread, read or write), so that a report
+/// needs no second pass over the trace to name them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RacePair {
     pub var: VarId,
@@ -24,12 +26,60 @@ pub struct RacePair {
     pub second: u64,
     pub first_loc: LocId,
     pub second_loc: LocId,
+    pub first_thread: ThreadId,
+    pub second_thread: ThreadId,
+    pub first_write: bool,
+    pub second_write: bool,
+}
+
+impl RacePair {
+    /// The first access.
+    pub fn first_access(&self) -> RaceAccess {
+        RaceAccess {
+            idx: self.first,
+            loc: self.first_loc,
+            thread: self.first_thread,
+            write: self.first_write,
+        }
+    }
+    /// The second access.
+    pub fn second_access(&self) -> RaceAccess {
+        RaceAccess {
+            idx: self.second,
+            loc: self.second_loc,
+            thread: self.second_thread,
+            write: self.second_write,
+        }
+    }
+}
+
+/// One access of a reported race: its 0-based event index, location, thread and whether
+/// it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RaceAccess {
+    pub idx: u64,
+    pub loc: LocId,
+    pub thread: ThreadId,
+    pub write: bool,
+}
+
+impl RaceAccess {
+    /// Access `e`, event `idx` of the trace.
+    #[inline]
+    pub fn of(idx: u64, e: &Event) -> RaceAccess {
+        RaceAccess {
+            idx,
+            loc: e.loc,
+            thread: e.thread,
+            write: e.kind == Kind::Write,
+        }
+    }
 }
 
 /// (variable, low location, high location).
 type PairKey = (VarId, LocId, LocId);
-/// (first event, second event, first's location, second's location).
-type Representative = (u64, u64, LocId, LocId);
+/// The first and second access, `first.idx < second.idx`.
+type Representative = (RaceAccess, RaceAccess);
 
 /// Collects races, one representative per (variable, unordered location pair): the pair
 /// with the earliest second event, then the earliest first event.
@@ -66,20 +116,17 @@ impl RaceSink {
         !self.no_schedules
     }
 
-    /// Reports that the access at `a` (location `a_loc`) and the access at `b` (`b_loc`)
-    /// to `var` race. Order of `a` and `b` does not matter.
-    pub fn report(&mut self, var: VarId, a: u64, a_loc: LocId, b: u64, b_loc: LocId) {
-        debug_assert_ne!(a, b);
-        let v = if a < b {
-            (a, b, a_loc, b_loc)
-        } else {
-            (b, a, b_loc, a_loc)
-        };
-        let key = (var, a_loc.min(b_loc), a_loc.max(b_loc));
+    /// Reports that accesses `a` and `b` to `var` race. Order of `a` and `b` does not
+    /// matter.
+    #[inline]
+    pub fn report(&mut self, var: VarId, a: RaceAccess, b: RaceAccess) {
+        debug_assert_ne!(a.idx, b.idx);
+        let v = if a.idx < b.idx { (a, b) } else { (b, a) };
+        let key = (var, a.loc.min(b.loc), a.loc.max(b.loc));
         self.found
             .entry(key)
             .and_modify(|p| {
-                if (v.1, v.0) < (p.1, p.0) {
+                if (v.1.idx, v.0.idx) < (p.1.idx, p.0.idx) {
                     *p = v
                 }
             })
@@ -94,22 +141,20 @@ impl RaceSink {
     pub fn report_with_schedule(
         &mut self,
         var: VarId,
-        a: u64,
-        a_loc: LocId,
-        b: u64,
-        b_loc: LocId,
+        a: RaceAccess,
+        b: RaceAccess,
         schedule: Schedule,
     ) {
-        self.report(var, a, a_loc, b, b_loc);
+        self.report(var, a, b);
         if self.no_schedules {
             return;
         }
-        let key = (var, a_loc.min(b_loc), a_loc.max(b_loc));
-        let (first, second) = (a.min(b), a.max(b));
+        let key = (var, a.loc.min(b.loc), a.loc.max(b.loc));
+        let (first, second) = (a.idx.min(b.idx), a.idx.max(b.idx));
         if self
             .found
             .get(&key)
-            .is_some_and(|p| (p.0, p.1) == (first, second))
+            .is_some_and(|p| (p.0.idx, p.1.idx) == (first, second))
         {
             self.schedules.insert(key, (first, second, schedule));
         }
@@ -133,15 +178,17 @@ impl RaceSink {
         let mut v: Vec<RacePair> = self
             .found
             .iter()
-            .map(
-                |(&(var, _, _), &(first, second, first_loc, second_loc))| RacePair {
-                    var,
-                    first,
-                    second,
-                    first_loc,
-                    second_loc,
-                },
-            )
+            .map(|(&(var, _, _), &(a, b))| RacePair {
+                var,
+                first: a.idx,
+                second: b.idx,
+                first_loc: a.loc,
+                second_loc: b.loc,
+                first_thread: a.thread,
+                second_thread: b.thread,
+                first_write: a.write,
+                second_write: b.write,
+            })
             .collect();
         v.sort_by_key(|p| (p.second, p.first, p.var));
         v
@@ -156,7 +203,7 @@ impl RaceSink {
             .filter(|(key, (first, second, _))| {
                 self.found
                     .get(key)
-                    .is_some_and(|p| (p.0, p.1) == (*first, *second))
+                    .is_some_and(|p| (p.0.idx, p.1.idx) == (*first, *second))
             })
             .map(|(_, (first, second, s))| ((*first, *second), s.clone()))
             .collect()
@@ -170,7 +217,7 @@ impl RaceSink {
             .filter(|(key, (first, second, _))| {
                 found
                     .get(key)
-                    .is_some_and(|p| (p.0, p.1) == (*first, *second))
+                    .is_some_and(|p| (p.0.idx, p.1.idx) == (*first, *second))
             })
             .map(|(_, (first, second, s))| ((first, second), s))
             .collect()
@@ -224,25 +271,34 @@ mod tests {
     use super::*;
 
     /// A schedule is kept only while its pair is the representative.
+    fn at(idx: u64, loc: LocId) -> RaceAccess {
+        RaceAccess {
+            idx,
+            loc,
+            thread: loc,
+            write: true,
+        }
+    }
+
     #[test]
     fn schedules_follow_the_representative() {
         let mut s = RaceSink::new();
-        s.report_with_schedule(0, 5, 1, 9, 2, vec![5, 9]);
+        s.report_with_schedule(0, at(5, 1), at(9, 2), vec![5, 9]);
         assert_eq!(s.schedules().get(&(5, 9)), Some(&vec![5, 9]));
         // A later pair of the same (variable, location pair) is not kept.
-        s.report_with_schedule(0, 6, 1, 10, 2, vec![6, 10]);
+        s.report_with_schedule(0, at(6, 1), at(10, 2), vec![6, 10]);
         assert_eq!(s.schedules().len(), 1);
         // An earlier plain report takes over: the schedule is stale.
-        s.report(0, 3, 1, 8, 2);
+        s.report(0, at(3, 1), at(8, 2));
         assert!(s.schedules().is_empty());
         // An earlier pair with a schedule takes over again (arguments in either order).
-        s.report_with_schedule(0, 7, 2, 2, 1, vec![2, 7]);
+        s.report_with_schedule(0, at(7, 2), at(2, 1), vec![2, 7]);
         let mut taken = s.take_schedules();
         assert_eq!(taken.remove(&(2, 7)), Some(vec![2, 7]));
         assert!(taken.is_empty());
         let mut n = RaceSink::without_schedules();
         assert!(!n.wants_schedules());
-        n.report_with_schedule(0, 5, 1, 9, 2, vec![5, 9]);
+        n.report_with_schedule(0, at(5, 1), at(9, 2), vec![5, 9]);
         assert_eq!(n.len(), 1);
         assert!(n.schedules().is_empty());
     }

@@ -15,7 +15,7 @@
 //! and reads the entries of a thread only when a race with it is possible, plus its own
 //! group to record itself.
 
-use crate::detector::RaceSink;
+use crate::detector::{RaceAccess, RaceSink};
 use crate::vc::VectorClock;
 use jrace_trace::{Event, Kind, LocId, ThreadId};
 use smallvec::SmallVec;
@@ -179,7 +179,13 @@ impl AccessHistory {
                 if latest > seen {
                     for a in &h.entries[start..p.end as usize] {
                         if (a.write() || write) && a.epoch > seen {
-                            races.report(e.target, a.idx(), a.loc(), idx, e.loc);
+                            let was = RaceAccess {
+                                idx: a.idx(),
+                                loc: a.loc(),
+                                thread: p.thread,
+                                write: a.write(),
+                            };
+                            races.report(e.target, was, RaceAccess::of(idx, e));
                         }
                     }
                 }

@@ -7,6 +7,7 @@ pub mod causal;
 pub mod cp;
 pub mod detector;
 pub mod engine;
+pub mod facts;
 pub mod hb;
 mod history;
 pub mod lockset;
@@ -28,7 +29,7 @@ pub mod wcp;
 pub mod witness;
 pub mod witness_view;
 
-pub use detector::{Detector, Outcome, Progress, RacePair, RaceSink};
+pub use detector::{Detector, Outcome, Progress, RaceAccess, RacePair, RaceSink};
 
 /// Every detector name, in the order reports list them ([`registry::REGISTRY`]).
 pub fn detector_names() -> Vec<&'static str> {

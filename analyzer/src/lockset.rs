@@ -31,7 +31,7 @@
 //! sections are not found). It is fast and schedule-independent, so its reports are
 //! [`Outcome::warnings_only`].
 
-use crate::detector::{Detector, Outcome, RaceSink};
+use crate::detector::{Detector, Outcome, RaceAccess, RaceSink};
 use crate::vc::VectorClock;
 use jrace_trace::{Event, Kind, LocId, LockId, ThreadId};
 use rustc_hash::FxHashMap as HashMap;
@@ -219,7 +219,13 @@ impl LocksetDetector {
                 && a.epoch > clock.get(a.thread)
                 && disjoint(a.lockset.locks(&self.sets), mine)
             {
-                races.report(e.target, a.idx, a.loc, idx, e.loc);
+                let was = RaceAccess {
+                    idx: a.idx,
+                    loc: a.loc,
+                    thread: a.thread,
+                    write: a.write,
+                };
+                races.report(e.target, was, RaceAccess::of(idx, e));
             }
         }
         let entry = Access {

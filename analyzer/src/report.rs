@@ -1,11 +1,11 @@
 //! Reports (docs/REPORT.md): JSON, a TSan/RV-Predict-style text report, and SARIF 2.1.0.
 //!
-//! Detectors only keep event indices; everything a reader needs about the two accesses
-//! (thread, operation, location, method, locks held) is recovered by [`annotate`] in a
-//! second pass over the trace, for just the events that appear in races.
+//! Detectors report each access's index, location, thread and kind; the locks held and
+//! where the thread started come from [`crate::facts`].
 
 use crate::engine::Analysis;
-use jrace_trace::{Event, EventSource, Kind, Symbols, ThreadId, TraceError};
+pub use crate::facts::{annotate, EventFacts};
+use jrace_trace::Symbols;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -147,72 +147,6 @@ pub struct Report {
     pub traces: Option<Vec<crate::merge::TraceEntry>>,
 }
 
-/// Facts about an event that only a pass over the trace knows.
-#[derive(Clone, Debug)]
-pub struct EventFacts {
-    pub event: Event,
-    /// Locks held by the event's thread at the event (outermost acquisitions).
-    pub locks: Vec<u32>,
-    /// Location of the `fork` that started the event's thread.
-    pub created_at: Option<u32>,
-}
-
-/// Updates the locks each thread holds (outermost acquisitions, in acquisition order)
-/// after event `e`: re-entrant inner acquires and releases change nothing, `wait` gives
-/// its lock up and `wake` takes it back.
-pub(crate) fn track_held_locks(held: &mut HashMap<ThreadId, Vec<u32>>, e: &Event) {
-    if e.is_nested() {
-        return;
-    }
-    match e.kind {
-        Kind::Acquire | Kind::Wake => held.entry(e.thread).or_default().push(e.target),
-        Kind::Release | Kind::Wait => {
-            let v = held.entry(e.thread).or_default();
-            if let Some(p) = v.iter().rposition(|&l| l == e.target) {
-                v.remove(p);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Second pass: the event and held locks at each index in `needed`.
-pub fn annotate(
-    src: &mut dyn EventSource,
-    needed: &BTreeSet<u64>,
-) -> Result<HashMap<u64, EventFacts>, TraceError> {
-    let mut out = HashMap::with_capacity(needed.len());
-    let Some(&last) = needed.iter().next_back() else {
-        return Ok(out);
-    };
-    let mut held: HashMap<ThreadId, Vec<u32>> = HashMap::new();
-    let mut forked_at: HashMap<ThreadId, u32> = HashMap::new();
-    let mut idx = 0u64;
-    while let Some(e) = src.next_event()? {
-        if e.kind == Kind::Fork {
-            forked_at.insert(e.target, e.loc);
-        }
-        if needed.contains(&idx) {
-            let locks = held.get(&e.thread).cloned().unwrap_or_default();
-            let created_at = forked_at.get(&e.thread).copied();
-            out.insert(
-                idx,
-                EventFacts {
-                    event: e,
-                    locks,
-                    created_at,
-                },
-            );
-        }
-        track_held_locks(&mut held, &e);
-        if idx == last {
-            break;
-        }
-        idx += 1;
-    }
-    Ok(out)
-}
-
 /// The event indices [`build`] needs facts for.
 pub fn needed_events(a: &Analysis) -> BTreeSet<u64> {
     a.races
@@ -222,7 +156,7 @@ pub fn needed_events(a: &Analysis) -> BTreeSet<u64> {
 }
 
 fn access(sym: &Symbols, idx: u64, f: &EventFacts) -> AccessReport {
-    let e = &f.event;
+    let e = f;
     let detail = sym.loc_detail.get(e.loc as usize).and_then(|d| d.as_ref());
     AccessReport {
         thread: sym.thread_name(e.thread).to_owned(),

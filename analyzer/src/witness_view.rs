@@ -305,7 +305,7 @@ impl View {
             if e.kind.is_write() {
                 sched_write.insert(e.target, i);
             }
-            crate::report::track_held_locks(&mut held, e);
+            crate::facts::track_held_locks(&mut held, e);
             scheduled[i] = true;
             while next < n && scheduled[next] {
                 next += 1;

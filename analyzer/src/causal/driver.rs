@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static NEXT_BASE: AtomicU64 = AtomicU64::new(1);
 use super::latch::Latches;
 use super::window::{has_barriers, Carry, Global, Window};
-use crate::detector::{Progress, RaceSink};
+use crate::detector::{Progress, RaceAccess, RaceSink};
 use crate::witness::{Checkpoint, Facts, Model};
 use jrace_trace::{Event, LocId, Symbols, ThreadId, Trace, VarId};
 use rayon::prelude::*;
@@ -622,10 +622,17 @@ fn solve_window(
                                     .chain(tail.iter().map(|&i| i as u64))
                                     .collect();
                                 races.report_with_schedule(
-                                    ex.target, x as u64, ex.loc, y as u64, ey.loc, full,
+                                    ex.target,
+                                    RaceAccess::of(x as u64, ex),
+                                    RaceAccess::of(y as u64, ey),
+                                    full,
                                 );
                             } else {
-                                races.report(ex.target, x as u64, ex.loc, y as u64, ey.loc);
+                                races.report(
+                                    ex.target,
+                                    RaceAccess::of(x as u64, ex),
+                                    RaceAccess::of(y as u64, ey),
+                                );
                             }
                         }
                         Err(e) => {

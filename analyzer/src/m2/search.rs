@@ -12,7 +12,7 @@ use super::decide::{Decider, Fail};
 use super::model::{Model, NONE};
 use super::schedule::{trace_order, Expander};
 use super::tail::{self, tail_witness};
-use crate::detector::RaceSink;
+use crate::detector::{RaceAccess, RaceSink};
 use jrace_trace::Kind;
 use rayon::prelude::*;
 use rustc_hash::FxHashSet as HashSet;
@@ -141,10 +141,11 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
     let mut uncertain: HashSet<(u32, u32, u32)> = HashSet::default();
     for (&var, r) in vars.iter().zip(results) {
         for (e1, e2, sched) in r.races {
-            let (l1, l2) = (m.events[e1 as usize].loc, m.events[e2 as usize].loc);
+            let a = RaceAccess::of(e1 as u64, &m.events[e1 as usize]);
+            let b = RaceAccess::of(e2 as u64, &m.events[e2 as usize]);
             match sched {
-                Some(sched) => sink.report_with_schedule(var, e1 as u64, l1, e2 as u64, l2, sched),
-                None => sink.report(var, e1 as u64, l1, e2 as u64, l2),
+                Some(sched) => sink.report_with_schedule(var, a, b, sched),
+                None => sink.report(var, a, b),
             }
         }
         uncertain.extend(r.uncertain.iter().map(|&(l1, l2)| (var, l1, l2)));
