@@ -155,10 +155,11 @@ pub fn run_with_schedules(
         }
         read
     })?;
+    let symbols = src.take_symbols();
     let mut runs = Vec::with_capacity(n);
     for (i, d) in detectors.iter_mut().enumerate() {
         let t0 = Instant::now();
-        d.set_symbols(src.symbols());
+        d.set_symbols(&symbols);
         let outcome = d.finish(&mut sinks[i]);
         nanos[i] += t0.elapsed().as_nanos();
         runs.push(DetectorRun {
@@ -169,7 +170,6 @@ pub fn run_with_schedules(
             seconds: nanos[i] as f64 / 1e9,
         });
     }
-    let symbols = src.symbols().clone();
     let races = signatures(&symbols, &runs);
     Ok(Analysis {
         symbols,

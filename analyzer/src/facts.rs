@@ -257,6 +257,9 @@ impl EventSource for JournaledSource<'_> {
     fn truncation(&self) -> Option<Truncation> {
         self.inner.truncation()
     }
+    fn take_symbols(&mut self) -> Symbols {
+        self.inner.take_symbols()
+    }
 }
 
 #[cfg(test)]

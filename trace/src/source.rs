@@ -30,6 +30,12 @@ pub trait EventSource {
     fn truncation(&self) -> Option<Truncation> {
         None
     }
+    /// The names, moved out once the source has been read to its end: a large trace's
+    /// names are much of the analyzer's memory, and a copy would double it. The source's
+    /// own [`EventSource::symbols`] may be empty afterwards; the default copies them.
+    fn take_symbols(&mut self) -> Symbols {
+        self.symbols().clone()
+    }
 }
 
 /// A trace that ends before the run it records did: recording stopped (a size limit, a

@@ -226,6 +226,9 @@ impl<R: BufRead> EventSource for StdReader<R> {
     fn symbols(&self) -> &Symbols {
         &self.p.symbols
     }
+    fn take_symbols(&mut self) -> Symbols {
+        std::mem::take(&mut self.p.symbols)
+    }
     fn has_branches(&self) -> bool {
         self.p.has_branches
     }

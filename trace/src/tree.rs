@@ -490,6 +490,9 @@ impl EventSource for FilteredSource<'_> {
     fn truncation(&self) -> Option<crate::source::Truncation> {
         self.inner.truncation()
     }
+    fn take_symbols(&mut self) -> Symbols {
+        self.inner.take_symbols()
+    }
 }
 
 #[cfg(test)]

@@ -630,6 +630,10 @@ impl EventSource for TraceReader {
         &self.symbols
     }
 
+    fn take_symbols(&mut self) -> Symbols {
+        std::mem::take(&mut self.symbols)
+    }
+
     /// Plain reads returned before a write their stamp follows ([`StaleReads`]).
     fn reads_moved(&self) -> u64 {
         self.stale.moved
