@@ -198,14 +198,46 @@ impl Event {
 pub struct Interner {
     names: Vec<String>,
     /// Name to id, built on first use.
-    ids: std::sync::OnceLock<HashMap<compact_str::CompactString, u32>>,
+    ids: std::sync::OnceLock<NameIds>,
 }
 
-fn index_of(names: &[String]) -> HashMap<compact_str::CompactString, u32> {
-    let mut ids = HashMap::with_capacity_and_hasher(names.len(), Default::default());
+/// Name to id: one hash and one probe per name interned, whether it is new or not.
+#[derive(Clone, Debug, Default)]
+struct NameIds(hashbrown::HashTable<(compact_str::CompactString, u32)>);
+
+#[inline]
+fn name_hash(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(name)
+}
+
+impl NameIds {
+    fn get(&self, name: &str) -> Option<u32> {
+        self.0
+            .find(name_hash(name), |(k, _)| k == name)
+            .map(|&(_, id)| id)
+    }
+
+    /// The id of `name`, which gets `next` if it is new.
+    #[inline]
+    fn get_or_insert(&mut self, name: &str, next: u32) -> u32 {
+        let entry = self
+            .0
+            .entry(name_hash(name), |(k, _)| k == name, |(k, _)| name_hash(k));
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(o) => o.get().1,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert((compact_str::CompactString::new(name), next));
+                next
+            }
+        }
+    }
+}
+
+fn index_of(names: &[String]) -> NameIds {
+    let mut ids = NameIds(hashbrown::HashTable::with_capacity(names.len()));
     for (i, n) in names.iter().enumerate() {
-        ids.entry(compact_str::CompactString::new(n))
-            .or_insert(i as u32);
+        ids.get_or_insert(n, i as u32);
     }
     ids
 }
@@ -227,19 +259,15 @@ impl Interner {
             let _ = self.ids.set(index_of(&self.names));
         }
         let ids = self.ids.get_mut().expect("built above");
-        if let Some(&id) = ids.get(name) {
-            return id;
+        let next = self.names.len() as u32;
+        let id = ids.get_or_insert(name, next);
+        if id == next {
+            self.names.push(name.to_owned());
         }
-        let id = self.names.len() as u32;
-        self.names.push(name.to_owned());
-        ids.insert(compact_str::CompactString::new(name), id);
         id
     }
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.ids
-            .get_or_init(|| index_of(&self.names))
-            .get(name)
-            .copied()
+        self.ids.get_or_init(|| index_of(&self.names)).get(name)
     }
     pub fn name(&self, id: u32) -> &str {
         &self.names[id as usize]

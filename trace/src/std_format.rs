@@ -133,15 +133,17 @@ impl LineParser {
         Ok(Some(e))
     }
 
-    fn thread_id(&mut self, name: &str) -> ThreadId {
+    /// The id of thread `name`, checked (a name equal to the last line's was).
+    fn thread_id(&mut self, name: &str) -> Result<ThreadId, String> {
         if self.last_thread.1 != u32::MAX && self.last_thread.0 == name {
-            return self.last_thread.1;
+            return Ok(self.last_thread.1);
         }
+        check_name(name)?;
         let id = self.symbols.thread(name);
         self.last_thread.0.clear();
         self.last_thread.0.push_str(name);
         self.last_thread.1 = id;
-        id
+        Ok(id)
     }
 
     fn parse_fields(&mut self, raw: &[u8]) -> Result<Option<Event>, TraceError> {
@@ -155,7 +157,15 @@ impl LineParser {
             }
         };
         let text = text.strip_suffix('\r').unwrap_or(text);
-        let trimmed = text.trim_start();
+        let starts_plain = text
+            .as_bytes()
+            .first()
+            .is_some_and(|&b| b > b' ' && b < 0x80);
+        let trimmed = if starts_plain {
+            text
+        } else {
+            text.trim_start()
+        };
         if trimmed.is_empty() || trimmed.starts_with('#') {
             return Ok(None);
         }
@@ -166,10 +176,10 @@ impl LineParser {
                 clip(text)
             )));
         };
-        let thread = text[..bar1].trim();
+        let thread = trim(&text[..bar1]);
         let rest = &text[bar1 + 1..];
         let (op, loc) = match memchr::memchr(b'|', rest.as_bytes()) {
-            None => (rest.trim(), ""),
+            None => (trim(rest), ""),
             Some(bar2) => {
                 let loc = &rest[bar2 + 1..];
                 if memchr::memchr(b'|', loc.as_bytes()).is_some() {
@@ -178,13 +188,17 @@ impl LineParser {
                         clip(text)
                     )));
                 }
-                (rest[..bar2].trim(), loc.trim())
+                (trim(&rest[..bar2]), trim(loc))
             }
         };
-        check_name(thread).map_err(|m| self.err(format!("thread name: {m}")))?;
         let parsed = parse_op(op).map_err(|m| self.err(m))?;
-        let Some(op) = parsed else { return Ok(None) };
-        let t = self.thread_id(thread);
+        let Some(op) = parsed else {
+            check_name(thread).map_err(|m| self.err(format!("thread name: {m}")))?;
+            return Ok(None);
+        };
+        let t = self
+            .thread_id(thread)
+            .map_err(|m| self.err(format!("thread name: {m}")))?;
         let l = self.symbols.loc(loc);
         let e = match op {
             Op::Access(kind, var, val) => {
@@ -260,18 +274,18 @@ const OPS_EXPECTED: &str = "r(V), w(V), r(V,VAL), w(V,VAL), vr(..), vw(..), acq(
 fork(T), join(T), begin, end, wait(L), wake(L), notify(L), notifyall(L), br, enter(M;O,..), exit(M)";
 
 fn parse_op(op: &str) -> Result<Option<Op<'_>>, String> {
-    let (name, args) = match op.find('(') {
+    let (name, args) = match memchr::memchr(b'(', op.as_bytes()) {
         None => (op, None),
         Some(i) => {
             let Some(inner) = op[i + 1..].strip_suffix(')') else {
                 return Err(format!("operation `{}`: expected `)` at the end", clip(op)));
             };
-            (op[..i].trim_end(), Some(inner))
+            (trim(&op[..i]), Some(inner))
         }
     };
     let one = |what: &str| -> Result<&str, String> {
         let a = args.ok_or_else(|| format!("`{name}` expects one argument: {name}({what})"))?;
-        let a = a.trim();
+        let a = trim(a);
         check_name(a).map_err(|m| format!("`{name}({a})`: {what}: {m}"))?;
         Ok(a)
     };
@@ -290,9 +304,9 @@ fn parse_op(op: &str) -> Result<Option<Op<'_>>, String> {
                 _ => Kind::VWrite,
             };
             let a = args.ok_or_else(|| format!("`{name}` expects {name}(V) or {name}(V,VAL)"))?;
-            let (var, val) = match a.split_once(',') {
-                None => (a.trim(), None),
-                Some((v, x)) => (v.trim(), Some(parse_value(x.trim())?)),
+            let (var, val) = match memchr::memchr(b',', a.as_bytes()) {
+                None => (trim(a), None),
+                Some(i) => (trim(&a[..i]), Some(parse_value(trim(&a[i + 1..]))?)),
             };
             check_name(var).map_err(|m| format!("`{name}(..)`: variable: {m}"))?;
             Op::Access(kind, var, val)
@@ -352,15 +366,34 @@ fn parse_op(op: &str) -> Result<Option<Op<'_>>, String> {
     }))
 }
 
+/// `s` without leading and trailing whitespace; a string that starts and ends with a
+/// printable ASCII character (almost every name) is returned without decoding a char.
+#[inline]
+fn trim(s: &str) -> &str {
+    let plain = |b: u8| b > b' ' && b < 0x80;
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (Some(&f), Some(&l)) if plain(f) && plain(l) => s,
+        _ => s.trim(),
+    }
+}
+
+/// The bytes names may not contain.
+static NOT_IN_NAMES: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'|' as usize] = true;
+    t[b'(' as usize] = true;
+    t[b')' as usize] = true;
+    t[b',' as usize] = true;
+    t[b';' as usize] = true;
+    t
+};
+
+#[inline]
 fn check_name(s: &str) -> Result<(), String> {
     if s.is_empty() {
         return Err("empty name".into());
     }
-    if let Some(&c) = s
-        .as_bytes()
-        .iter()
-        .find(|c| matches!(c, b'|' | b'(' | b')' | b',' | b';'))
-    {
+    if let Some(&c) = s.as_bytes().iter().find(|&&c| NOT_IN_NAMES[c as usize]) {
         return Err(format!(
             "`{}` contains `{}`, which names may not contain",
             clip(s),
@@ -500,6 +533,24 @@ t2|end|13\nt1|join(t2)|14\nt1|r(z,1)|15\nt1|br|16\n";
         assert_eq!(t.symbols.loc_name(t.events[0].loc), "1");
     }
 
+    /// Whitespace around every name and value is not part of it, ASCII or not.
+    #[test]
+    fn names_are_trimmed() {
+        let t = parse_str(
+            " t1 |w( x , 7 )| L:1 \n\u{a0}t1\u{a0}|\tr(\u{2003}x\u{a0})|L:1\u{3000}\nt1|acq( l )|\u{a0}\n",
+            "ws.std",
+        )
+        .unwrap();
+        assert_eq!(t.symbols.threads.len(), 1);
+        assert_eq!(t.symbols.vars.len(), 1);
+        assert_eq!(t.symbols.thread_name(0), "t1");
+        assert_eq!(t.symbols.var_name(0), "x");
+        assert_eq!(t.symbols.lock_name(0), "l");
+        assert_eq!(t.events[0].value, 7);
+        assert_eq!(t.symbols.loc_name(t.events[1].loc), "L:1");
+        assert_eq!(t.symbols.loc_name(t.events[2].loc), "");
+    }
+
     #[test]
     fn round_trips() {
         let text = "# comment\n\nT 1 |fork( t2 )| A.java:3 \nT 1|w(o1.f,0xff)|\nT 1|vw(v,-5)\n\
@@ -543,6 +594,8 @@ t2|enter(m;)|\nt2|enter(m;*)|\nt2|req(l)|1\nt2|begin(tx)|\nt2|dummy(q)|\nt2|r(o1
             ("t1|w(x|1\n", "expected `)`"),
             ("t1|w()|1\n", "variable: empty name"),
             ("|w(x)|1\n", "thread name: empty name"),
+            ("t1|w(x)|1\nt(2|w(x)|2\n", "bad.std:2: thread name: `t(2` contains `(`"),
+            ("t1|w(x)|1\nt(2|begin(tx)|2\n", "bad.std:2: thread name: `t(2` contains `(`"),
             ("t1|acq()|1\n", "empty name"),
             ("t1|br(x)|1\n", "`br` takes no argument"),
             ("t1|enter(m)|1\n", "expected `;`"),
