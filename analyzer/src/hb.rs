@@ -30,7 +30,9 @@ pub(crate) use crate::history::AccessHistory;
 pub(crate) struct HbClocks {
     pub threads: Vec<VectorClock>,
     locks: Vec<VectorClock>,
-    volatiles: Vec<VectorClock>,
+    /// By variable id: few variables are volatile, and a table over every variable
+    /// would cost a clock header per variable of a large trace.
+    volatiles: rustc_hash::FxHashMap<u32, VectorClock>,
     notifies: NotifyMatcher<VectorClock>,
 }
 
@@ -92,12 +94,13 @@ impl HbClocks {
             }
             Kind::VWrite => {
                 let c = thread_clock(&mut self.threads, t);
-                slot(&mut self.volatiles, e.target).join(c);
+                self.volatiles.entry(e.target).or_default().join(c);
                 c.inc(t);
             }
             Kind::VRead => {
-                let v = slot(&mut self.volatiles, e.target);
-                thread_clock(&mut self.threads, t).join(v);
+                if let Some(v) = self.volatiles.get(&e.target) {
+                    thread_clock(&mut self.threads, t).join(v);
+                }
             }
             _ => {}
         }

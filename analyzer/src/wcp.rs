@@ -61,31 +61,39 @@ use smallvec::SmallVec;
 
 /// The latest two sections (index in the lock's list, thread) of distinct threads that
 /// made some kind of access to one variable under one lock. Section indices only grow.
-#[derive(Clone, Copy, Debug, Default)]
+/// A slot whose thread is [`Latest::NONE`] is empty (8 bytes a slot instead of an
+/// `Option`'s 12: a large trace has a million variables accessed under locks).
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Latest {
-    a: Option<(u32, ThreadId)>,
-    b: Option<(u32, ThreadId)>,
+    a: (u32, ThreadId),
+    b: (u32, ThreadId),
+}
+
+impl Default for Latest {
+    fn default() -> Self {
+        Latest {
+            a: (0, Latest::NONE),
+            b: (0, Latest::NONE),
+        }
+    }
 }
 
 impl Latest {
+    const NONE: ThreadId = ThreadId::MAX;
+
     #[inline]
     pub fn record(&mut self, sec: u32, t: ThreadId) {
-        match self.a {
-            Some((_, u)) if u == t => self.a = Some((sec, t)),
-            _ => {
-                self.b = self.a;
-                self.a = Some((sec, t));
-            }
+        debug_assert_ne!(t, Latest::NONE);
+        if self.a.1 != t {
+            self.b = self.a;
         }
+        self.a = (sec, t);
     }
     /// The latest recorded section of a thread other than `t`.
     #[inline]
     pub fn other_than(&self, t: ThreadId) -> Option<u32> {
-        match self.a {
-            Some((s, u)) if u != t => Some(s),
-            Some(_) => self.b.map(|x| x.0),
-            None => None,
-        }
+        let (s, u) = if self.a.1 != t { self.a } else { self.b };
+        (u != Latest::NONE).then_some(s)
     }
 }
 
@@ -167,7 +175,8 @@ type LockEntries = SmallVec<[(LockId, [Latest; 2]); 2]>;
 pub struct WcpDetector {
     threads: Vec<ThreadState>,
     locks: Vec<LockState>,
-    vols: Vec<VolState>,
+    /// By variable id (few variables are volatile).
+    vols: rustc_hash::FxHashMap<u32, VolState>,
     /// Rule (a)'s table, (lock, variable) -> [reads, writes], kept per variable: `slot`
     /// holds 1 + the variable's index in `under_locks` (0: never accessed under a lock),
     /// so that an access finds its entries with two loads that [`Detector::on_batch`]
@@ -300,15 +309,16 @@ impl Detector for WcpDetector {
             }
             Kind::VRead => {
                 self.access(e);
-                let v = slot(&mut self.vols, e.target);
-                let ts = &mut self.threads[t as usize];
-                ts.h.join(&v.h);
-                ts.p.join(&v.p);
-                ts.k.join(&v.k);
+                if let Some(v) = self.vols.get(&e.target) {
+                    let ts = &mut self.threads[t as usize];
+                    ts.h.join(&v.h);
+                    ts.p.join(&v.p);
+                    ts.k.join(&v.k);
+                }
             }
             Kind::VWrite => {
                 self.access(e);
-                let v = slot(&mut self.vols, e.target);
+                let v = self.vols.entry(e.target).or_default();
                 let ts = &self.threads[t as usize];
                 v.h.join(&ts.h);
                 v.p.join(&ts.p);

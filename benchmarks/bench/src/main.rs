@@ -18,6 +18,8 @@ struct GenParams {
     threads: u32,
     locks: u32,
     vars: u32,
+    /// Access sites per variable (3: a handful, as in most code).
+    sites: u32,
     seed: u64,
 }
 
@@ -145,8 +147,9 @@ fn generate(p: &GenParams) -> Trace {
                 var_ids[v as usize] = sym.var(&format!("v{v}"));
             }
             let write = rng.gen_ratio(1, 3);
-            // A variable is accessed from a handful of sites.
-            let site = (v.wrapping_mul(2654435761) >> 3) % 1900 + rng.gen_range(0..3) * 7;
+            // A variable is accessed from `sites` sites (a handful by default).
+            let site =
+                ((v.wrapping_mul(2654435761) >> 3) % 1900 + rng.gen_range(0..p.sites) * 7) % 2000;
             let lc = loc(&mut sym, site);
             let var = var_ids[v as usize];
             if write {
@@ -180,6 +183,7 @@ fn gen(args: &[String]) -> Result<()> {
         threads: 8,
         locks: 300,
         vars: 100_000,
+        sites: 3,
         seed: 1,
     };
     let mut out = PathBuf::from("benchmarks/out");
@@ -191,10 +195,14 @@ fn gen(args: &[String]) -> Result<()> {
             "--threads" => p.threads = v.parse()?,
             "--locks" => p.locks = v.parse()?,
             "--vars" => p.vars = v.parse()?,
+            "--sites" => p.sites = v.parse()?,
             "--seed" => p.seed = v.parse()?,
             "-o" => out = PathBuf::from(v),
             _ => bail!("unknown option {a}"),
         }
+    }
+    if p.sites == 0 {
+        bail!("--sites must be at least 1");
     }
     if p.threads < 2 {
         bail!("--threads must be at least 2");
@@ -352,6 +360,6 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("gen") => gen(&args[1..]),
         Some("measure") => measure(&args[1..]),
-        _ => bail!("usage: jrace-bench gen [--events N --threads N --locks N --vars N --seed N -o DIR] | measure TRACE.std TRACE_DIR [DETECTORS]"),
+        _ => bail!("usage: jrace-bench gen [--events N --threads N --locks N --vars N --sites N --seed N -o DIR] | measure TRACE.std TRACE_DIR [DETECTORS]"),
     }
 }
