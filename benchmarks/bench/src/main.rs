@@ -20,6 +20,8 @@ struct GenParams {
     vars: u32,
     /// Access sites per variable (3: a handful, as in most code).
     sites: u32,
+    /// One access in `racy` ignores the locking discipline (500).
+    racy: u32,
     seed: u64,
 }
 
@@ -122,9 +124,9 @@ fn generate(p: &GenParams) -> Trace {
             events.push(Event::new(t, Kind::Branch, 0, lc));
         } else {
             // Shared ("hot") variable v is guarded by lock v % locks; private variables are
-            // partitioned by thread; one access in 500 ignores the discipline (a race).
+            // partitioned by thread; one access in `racy` ignores the discipline (a race).
             let private = (p.vars - hot) / p.threads;
-            let v = if rng.gen_ratio(1, 500) {
+            let v = if rng.gen_ratio(1, p.racy) {
                 rng.gen_range(0..hot)
             } else if let (Some(&l), true) = (held[ti].last(), rng.gen_ratio(7, 10)) {
                 let per_lock = (hot / p.locks).max(1);
@@ -184,6 +186,7 @@ fn gen(args: &[String]) -> Result<()> {
         locks: 300,
         vars: 100_000,
         sites: 3,
+        racy: 500,
         seed: 1,
     };
     let mut out = PathBuf::from("benchmarks/out");
@@ -196,13 +199,14 @@ fn gen(args: &[String]) -> Result<()> {
             "--locks" => p.locks = v.parse()?,
             "--vars" => p.vars = v.parse()?,
             "--sites" => p.sites = v.parse()?,
+            "--racy" => p.racy = v.parse()?,
             "--seed" => p.seed = v.parse()?,
             "-o" => out = PathBuf::from(v),
             _ => bail!("unknown option {a}"),
         }
     }
-    if p.sites == 0 {
-        bail!("--sites must be at least 1");
+    if p.sites == 0 || p.racy == 0 {
+        bail!("--sites and --racy must be at least 1");
     }
     if p.threads < 2 {
         bail!("--threads must be at least 2");
@@ -360,6 +364,6 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("gen") => gen(&args[1..]),
         Some("measure") => measure(&args[1..]),
-        _ => bail!("usage: jrace-bench gen [--events N --threads N --locks N --vars N --sites N --seed N -o DIR] | measure TRACE.std TRACE_DIR [DETECTORS]"),
+        _ => bail!("usage: jrace-bench gen [--events N --threads N --locks N --vars N --sites N --racy N --seed N -o DIR] | measure TRACE.std TRACE_DIR [DETECTORS]"),
     }
 }
