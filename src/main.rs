@@ -7,9 +7,9 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use jrace_analyzer::facts::{JournaledSource, LockJournal};
-use jrace_analyzer::testing::MemSource;
 use jrace_analyzer::{engine, registry, report, report_html, triage, witness, witness_view};
 use jrace_trace::tree::{self, FilteredSource, Mode};
+use jrace_trace::MemSource;
 use jrace_trace::{EventSource, Kind};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};

@@ -333,7 +333,7 @@ mod tests {
                 events,
                 ..Default::default()
             };
-            let want = annotate(&mut crate::testing::MemSource::new(&trace), &needed).unwrap();
+            let want = annotate(&mut jrace_trace::MemSource::new(&trace), &needed).unwrap();
             assert_eq!(got.len(), want.len());
             for i in &needed {
                 let (g, w) = (&got[i], &want[i]);

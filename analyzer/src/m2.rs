@@ -130,7 +130,7 @@ impl Detector for M2Detector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::MemSource;
+    use jrace_trace::MemSource;
 
     fn outcome_of(path: &str) -> (Outcome, Vec<String>) {
         let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))

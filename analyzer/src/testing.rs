@@ -3,7 +3,7 @@
 //! none).
 
 use crate::engine;
-use jrace_trace::{Symbols, Trace};
+use jrace_trace::{MemSource, Symbols, Trace};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A signature as `var:(a,b)` with the two location tokens in sorted order.
@@ -65,32 +65,6 @@ pub fn expectations(text: &str) -> BTreeMap<String, BTreeSet<String>> {
         m.insert(det.trim().to_owned(), set);
     }
     m
-}
-
-/// An [`jrace_trace::EventSource`] over an in-memory trace (events already checked).
-pub struct MemSource<'a> {
-    trace: &'a Trace,
-    next: usize,
-}
-
-impl<'a> MemSource<'a> {
-    pub fn new(trace: &'a Trace) -> Self {
-        MemSource { trace, next: 0 }
-    }
-}
-
-impl jrace_trace::EventSource for MemSource<'_> {
-    fn next_event(&mut self) -> Result<Option<jrace_trace::Event>, jrace_trace::TraceError> {
-        let e = self.trace.events.get(self.next).copied();
-        self.next += 1;
-        Ok(e)
-    }
-    fn symbols(&self) -> &Symbols {
-        &self.trace.symbols
-    }
-    fn has_branches(&self) -> bool {
-        self.trace.has_branches
-    }
 }
 
 // ---------------------------------------------------------------------------------------

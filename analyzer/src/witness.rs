@@ -1942,7 +1942,7 @@ mod tests {
             .map(|n| crate::make_detector(n).unwrap())
             .collect();
         let mut a =
-            crate::engine::run(&mut crate::testing::MemSource::new(&t), ds, &mut |_| {}).unwrap();
+            crate::engine::run(&mut jrace_trace::MemSource::new(&t), ds, &mut |_| {}).unwrap();
         let x = a
             .races
             .iter()

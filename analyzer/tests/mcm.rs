@@ -3,9 +3,10 @@
 
 use jrace_analyzer::causal::{self, Options, Policy};
 use jrace_analyzer::engine;
-use jrace_analyzer::testing::{run_detector, sig_string, vector_files, MemSource};
+use jrace_analyzer::testing::{run_detector, sig_string, vector_files};
 use jrace_analyzer::witness::{witness_analysis, Facts, Method, Model, Rule};
 use jrace_analyzer::{make_detector_with, DetectorOptions, RaceSink};
+use jrace_trace::MemSource;
 use jrace_trace::Trace;
 use std::collections::BTreeSet;
 use std::time::Duration;

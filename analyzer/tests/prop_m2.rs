@@ -6,7 +6,8 @@
 
 use jrace_analyzer::engine;
 use jrace_analyzer::oracle::predictable_races;
-use jrace_analyzer::testing::{random_trace, run_detector, sig_of, GenConfig, MemSource};
+use jrace_analyzer::testing::{random_trace, run_detector, sig_of, GenConfig};
+use jrace_trace::MemSource;
 use jrace_trace::Trace;
 use std::collections::BTreeSet;
 

@@ -820,8 +820,8 @@ fn rdit_and_mcm_equal_the_barrier_pair_oracle() {
 #[test]
 fn rdit_witnesses_keep_the_barrier_pair_order() {
     use jrace_analyzer::causal::barrier::{barrier_edges, ObjectIndex};
-    use jrace_analyzer::testing::MemSource;
     use jrace_analyzer::witness::{witness_races, Facts, Model};
+    use jrace_trace::MemSource;
     let mut checked = 0;
     for seed in 0..800u64 {
         let cfg = GenConfig::default();

@@ -27,7 +27,8 @@ fn oracle_matches_every_truth_line() {
 
 use jrace_analyzer::oracle::predictable_pairs;
 use jrace_analyzer::testing::vector_files;
-use jrace_analyzer::testing::{random_trace, run_detector, GenConfig, MemSource};
+use jrace_analyzer::testing::{random_trace, run_detector, GenConfig};
+use jrace_trace::MemSource;
 
 /// Random traces checked per property: 3000 of the default shape and 2000 longer ones.
 /// Seeds are fixed so that a failure is reproducible: the message names the seed and

@@ -22,8 +22,9 @@
 
 use jrace_analyzer::cp::CpDetector;
 use jrace_analyzer::engine;
-use jrace_analyzer::testing::{run_detector, sig_string, MemSource};
+use jrace_analyzer::testing::{run_detector, sig_string};
 use jrace_analyzer::Detector;
+use jrace_trace::MemSource;
 use jrace_trace::{Event, Kind, Trace};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

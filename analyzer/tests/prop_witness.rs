@@ -6,9 +6,10 @@
 use jrace_analyzer::engine::{self, Analysis};
 use jrace_analyzer::oracle::predictable_pairs;
 use jrace_analyzer::testing::vector_files;
-use jrace_analyzer::testing::{random_trace, GenConfig, MemSource};
+use jrace_analyzer::testing::{random_trace, GenConfig};
 use jrace_analyzer::witness::{witness_analysis, Facts, Method, Rule, Witnesser};
 use jrace_analyzer::{make_detector, registry};
+use jrace_trace::MemSource;
 use jrace_trace::{Kind, Trace};
 use std::collections::BTreeMap;
 

@@ -19,4 +19,4 @@ pub mod wellformed;
 
 pub use error::TraceError;
 pub use model::*;
-pub use source::{load, open, read_all, CutReason, EventSource, Truncation};
+pub use source::{load, open, read_all, CutReason, EventSource, MemSource, Truncation};

@@ -38,6 +38,33 @@ pub trait EventSource {
     }
 }
 
+/// An [`EventSource`] over a trace already in memory (its events already checked): a
+/// trace read whole for witnesses, or a test's trace.
+pub struct MemSource<'a> {
+    trace: &'a Trace,
+    next: usize,
+}
+
+impl<'a> MemSource<'a> {
+    pub fn new(trace: &'a Trace) -> Self {
+        MemSource { trace, next: 0 }
+    }
+}
+
+impl EventSource for MemSource<'_> {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        let e = self.trace.events.get(self.next).copied();
+        self.next += 1;
+        Ok(e)
+    }
+    fn symbols(&self) -> &Symbols {
+        &self.trace.symbols
+    }
+    fn has_branches(&self) -> bool {
+        self.trace.has_branches
+    }
+}
+
 /// A trace that ends before the run it records did: recording stopped (a size limit, a
 /// write that failed), the JVM died before the recorder finished, or it exited while
 /// threads were still running. Such a trace is analyzed like any other (locks held and

@@ -603,7 +603,7 @@ mod tests {
             "m.std",
         )
         .unwrap();
-        let mut mem = MemTrace { t: &t, next: 0 };
+        let mut mem = crate::source::MemSource::new(&t);
         let mut src = FilteredSource::new(&mut mem, Mode::Hb);
         let mut kept = Vec::new();
         while let Some(e) = src.next_event().unwrap() {
@@ -616,23 +616,6 @@ mod tests {
             [0, 3, 5]
         );
         assert_eq!(src.filter().dropped, 3);
-    }
-
-    struct MemTrace<'a> {
-        t: &'a Trace,
-        next: usize,
-    }
-    impl EventSource for MemTrace<'_> {
-        fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-            self.next += 1;
-            Ok(self.t.events.get(self.next - 1).copied())
-        }
-        fn symbols(&self) -> &Symbols {
-            &self.t.symbols
-        }
-        fn has_branches(&self) -> bool {
-            false
-        }
     }
 
     #[test]
