@@ -6,19 +6,20 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use jrace_analyzer::facts::{JournaledSource, LockJournal};
-use jrace_analyzer::{engine, registry, report, report_html, triage, witness, witness_view};
-use jrace_trace::tree::{self, FilteredSource, Mode};
-use jrace_trace::MemSource;
-use jrace_trace::{EventSource, Kind};
+use jrace_analyzer::{
+    engine, pipeline, registry, report, report_html, triage, witness, witness_view,
+};
+use jrace_trace::tree::{self, Mode};
+use jrace_trace::EventSource;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod convert;
+mod demo;
 mod record;
 mod replay;
-
-const DEMO_TRACE: &str = include_str!("../examples/bank.std");
+mod stats;
 
 #[derive(Parser)]
 #[command(
@@ -329,14 +330,14 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Analyze(args) => analyze(&args),
-        Command::Stats { trace } => stats(&trace),
-        Command::Convert { trace, to, output } => convert(&trace, to, &output),
+        Command::Stats { trace } => stats::stats(&trace),
+        Command::Convert { trace, to, output } => convert::convert(&trace, to, &output),
         Command::Record { record, command } => {
             let (_, status) = record::record(&record, &command)?;
             Ok(ExitCode::from(record::exit_code(status)))
         }
         Command::Run(args) => run_cmd(&args),
-        Command::Demo => demo(),
+        Command::Demo => demo::demo(),
         Command::Witness(args) => witness_cmd(&args),
         Command::Replay(args) => replay::replay_cmd(&args),
     }
@@ -587,149 +588,58 @@ fn analyze_source_tree(
     };
     let names = &names[..];
     check_tree(path, names, prepass, recorded, witness)?;
-    let mut first = Some(first);
-    let detectors = names
-        .iter()
-        .map(|n| {
-            jrace_analyzer::make_detector_with(n, opts)
-                .ok_or_else(|| anyhow!("detector {n} missing"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    // Witnesses need the whole trace in memory; otherwise the trace is streamed twice.
-    // Whether the trace was cut short, known once its source has been read through.
-    let mut cut = None;
-    let trace = if witness {
-        let mut src = first.take().expect("the first pass's source");
-        let t = jrace_trace::read_all(src.as_mut())
-            .with_context(|| format!("cannot analyze {}", path.display()))?;
-        cut = src.truncation();
-        Some(t)
-    } else {
-        None
-    };
-    let mut mem;
-    let mut file;
-    let whole: &mut dyn EventSource = match &trace {
-        Some(t) => {
-            mem = MemSource::new(t);
-            &mut mem
-        }
-        None => {
-            file = first.take().expect("the first pass's source");
-            file.as_mut()
-        }
-    };
-    // The locks each thread holds, kept while the detectors read (before any filter),
-    // so that the report needs no second pass.
-    // (`JRACE_TEST_JOURNAL_CAP` lets tests force the second pass.)
-    let cap = std::env::var("JRACE_TEST_JOURNAL_CAP")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(jrace_analyzer::facts::JOURNAL_CAP);
-    let mut journaled = JournaledSource::new(whole, LockJournal::with_cap(cap));
-    let mut filtered = None;
-    let src: &mut dyn EventSource = match prepass {
-        Some(m) => filtered.insert(FilteredSource::new(&mut journaled, m)),
-        None => &mut journaled,
-    };
     let pb = progress_bar("analyzing");
-    let mut detectors = detectors;
-    if let Some(pb) = &pb {
-        let p: std::sync::Arc<dyn jrace_analyzer::Progress> = std::sync::Arc::new(WindowProgress {
+    let progress = pb.as_ref().map(|pb| {
+        std::sync::Arc::new(WindowProgress {
             pb: pb.clone(),
             detector: std::sync::Mutex::new(""),
-        });
-        for d in &mut detectors {
-            d.set_progress(p.clone());
-        }
-    }
-    // Detector-built schedules (m2's) are kept only when witnesses are asked for.
-    let progress = &mut |n| {
+        }) as std::sync::Arc<dyn jrace_analyzer::Progress>
+    });
+    let req = pipeline::Request {
+        witness,
+        prepass,
+        only_race,
+        progress,
+        // (`JRACE_TEST_JOURNAL_CAP` lets tests force the report's second pass.)
+        journal_cap: std::env::var("JRACE_TEST_JOURNAL_CAP")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(jrace_analyzer::facts::JOURNAL_CAP),
+        ..pipeline::Request::new(names, opts)
+    };
+    let on_events = &mut |n| {
         if let Some(pb) = &pb {
             pb.set_position(n);
         }
     };
-    let mut analysis = engine::run_with_schedules(src, detectors, progress, witness)
+    let reopen = || {
+        reopen().map_err(|e| jrace_trace::TraceError::Other {
+            path: path.to_owned(),
+            msg: format!("{e:#}"),
+        })
+    };
+    let out = pipeline::analyze(first, &reopen, &req, on_events)
         .with_context(|| format!("cannot analyze {}", path.display()))?;
-    if trace.is_none() {
-        cut = src.truncation();
-    }
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    if let Some(f) = &filtered {
-        // Back to positions in the whole trace (a monotone map: race ids keep their order).
-        for run in &mut analysis.runs {
-            for p in &mut run.pairs {
-                p.first = f.original_index(p.first);
-                p.second = f.original_index(p.second);
-            }
-            run.schedules.clear();
-        }
-        for r in &mut analysis.races {
-            r.pair.first = f.original_index(r.pair.first);
-            r.pair.second = f.original_index(r.pair.second);
-        }
-        analysis.events = f.events_read();
-        let t = f.filter();
+    if let Some(t) = out.tree {
         eprintln!(
             "jrace: tree ({}): dropped {} of {} events ({:.1}%)",
-            t.mode(),
+            t.mode,
             t.dropped,
-            f.events_read(),
-            100.0 * t.fraction()
+            t.read,
+            100.0 * t.fraction
         );
     }
-    drop(filtered);
-    // May change a race's representative pair to one that has a witness.
-    let witnesses = trace.as_ref().map(|t| {
-        let (only, minimize) = only_race.map_or((None, false), |(r, m)| (Some(r), m));
-        witness::witness_races(t, &mut analysis, only, minimize)
-    });
-    // The detectors' own schedules are in the witnesses now (each can be most of the
-    // trace long).
-    for run in &mut analysis.runs {
-        run.schedules = Default::default();
+    for id in &out.missing_witnesses {
+        eprintln!(
+            "jrace: warning: internal error: race {id} was reported by a detector that \
+             is sound for every race, but no validated witness was found for it; \
+             please report this bug"
+        );
     }
-    let journal = journaled.into_journal();
-    let facts = match journal.facts(analysis.races.iter().map(|r| &r.pair)) {
-        Some(facts) => facts,
-        // More lock changes than the journal keeps: a second pass.
-        None => {
-            let needed = report::needed_events(&analysis);
-            match &trace {
-                Some(t) => report::annotate(&mut MemSource::new(t), &needed)?,
-                None => report::annotate(reopen()?.as_mut(), &needed)?,
-            }
-        }
-    };
-    let mut rep = report::build(&analysis, &facts);
-    rep.trace.truncated =
-        cut.map(|c| report::Truncated::new(&c, analysis.events, &analysis.symbols));
-    if let (Some(t), Some(ws)) = (&trace, witnesses) {
-        for id in &ws.missing {
-            eprintln!(
-                "jrace: warning: internal error: race {id} was reported by a detector that \
-                 is sound for every race, but no validated witness was found for it; \
-                 please report this bug"
-            );
-        }
-        for (r, w) in rep.races.iter_mut().zip(ws.witnesses) {
-            r.witness = Some(w.map(|w| witness::steps(t, &w)));
-        }
-    }
-    drop_aside(analysis);
-    Ok((rep, trace))
-}
-
-/// Drops `v` on a thread of its own: freeing a large trace's names and the detectors'
-/// results takes a noticeable time, which the report's output (or the process's exit)
-/// need not wait for.
-fn drop_aside<T: Send + 'static>(v: T) {
-    // If no thread can be started, the closure, and `v` with it, is dropped right here.
-    let _ = std::thread::Builder::new()
-        .name("jrace-drop".into())
-        .spawn(move || drop(v));
+    Ok((out.report, out.trace))
 }
 
 fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
@@ -961,281 +871,4 @@ fn emit(
         }
     }
     Ok(())
-}
-
-fn stats(path: &Path) -> Result<ExitCode> {
-    let (mut src, recorded) = open_first(path)?;
-    let mut counts = jrace_trace::Counts::default();
-    let mut bps = BarrierCounts::default();
-    // What the TREE filter would drop, in the modes for hb (and lockset) and for lockset.
-    let mut trees = [Mode::Hb, Mode::Lockset].map(tree::TraceFilter::new);
-    let mut unexplained = witness::UnexplainedCounter::default();
-    let pb = progress_bar("reading");
-    while let Some(e) = src.next_event()? {
-        counts.add(&e);
-        unexplained.add(&e);
-        bps.add(&e, src.symbols());
-        for t in &mut trees {
-            t.keep(&e);
-        }
-        if counts.events % engine::PROGRESS_EVERY == 0 {
-            if let Some(pb) = &pb {
-                pb.set_position(counts.events);
-            }
-        }
-    }
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
-    let sym = src.symbols();
-    let mut s = String::new();
-    use std::fmt::Write as _;
-    let _ = writeln!(s, "trace:      {}", path.display());
-    let _ = writeln!(s, "events:     {}", counts.events);
-    let _ = writeln!(s, "threads:    {}", sym.threads.len());
-    let _ = writeln!(
-        s,
-        "variables:  {} ({} static names)",
-        sym.vars.len(),
-        sym.statics.len()
-    );
-    let _ = writeln!(s, "locks:      {}", sym.locks.len());
-    let _ = writeln!(s, "locations:  {}", sym.locs.len());
-    let _ = writeln!(
-        s,
-        "branches recorded: {}",
-        if src.has_branches() { "yes" } else { "no" }
-    );
-    if unexplained.reads > 0 {
-        let _ = writeln!(
-            s,
-            "reads no traced write explains: {} of {} reads with values (written by code the \
-             trace does not show: excluded or native code, or before recording)",
-            unexplained.unexplained, unexplained.reads
-        );
-    }
-    if src.reads_moved() > 0 {
-        let _ = writeln!(
-            s,
-            "reads returned before a write their stamp follows: {} (each has the value from \
-             before that write: its hook was stamped after the write landed)",
-            src.reads_moved()
-        );
-    }
-    if src.jdk_reads_dropped() > 0 {
-        let _ = writeln!(
-            s,
-            "JDK reads dropped: {} (the JDK's own synchronization read a value whose writer was \
-             not recorded: a failed operation's, or class loading's)",
-            src.jdk_reads_dropped()
-        );
-    }
-    if let Some(t) = src.truncation() {
-        let t = report::Truncated::new(&t, counts.events, sym);
-        let _ = writeln!(s, "{}", t.line());
-    }
-    if let Some(m) = recorded {
-        let _ = writeln!(
-            s,
-            "recorded with the TREE filter: mode {m} (redundant accesses dropped; only {} may analyze it)",
-            m.consumers().join(",")
-        );
-    }
-    for t in &trees {
-        let _ = writeln!(
-            s,
-            "tree filter, mode {:<8} would drop {} of {} events ({:.1}%)",
-            format!("{}:", t.mode()),
-            t.dropped,
-            counts.events,
-            100.0 * t.fraction()
-        );
-    }
-    // What the agent counted about BarrierPairs (recorded with --barrier-pairs).
-    let bp_meta = if path.is_dir() {
-        let reader = jrace_trace::binlog::TraceReader::open(path)?;
-        let m = reader.meta();
-        m.contains_key("bp_recorded").then(|| m.clone())
-    } else {
-        None
-    };
-    if path.is_dir() {
-        // What the recorder noted about the run (branches recorded, cut at a size limit,
-        // classes left uninstrumented, ...).
-        let reader = jrace_trace::binlog::TraceReader::open(path)?;
-        for (k, v) in reader.meta() {
-            let _ = writeln!(s, "recorder: {k} = {v}");
-        }
-        let bytes = dir_size(path);
-        let per = if counts.events > 0 {
-            bytes as f64 / counts.events as f64
-        } else {
-            0.0
-        };
-        let _ = writeln!(s, "size on disk: {bytes} bytes ({per:.2} bytes/event)");
-    }
-    if bps.recorded > 0 || bp_meta.is_some() {
-        let m = bp_meta.unwrap_or_default();
-        let get = |k: &str| m.get(k).map_or("-".to_string(), |v| v.to_string());
-        let _ = writeln!(
-            s,
-            "barrier pairs: {} recorded, {} widened to * (every object), max |D| {}, {} \
-             calls skipped (reachable set statically empty); snapshots: {} objects, {} edges",
-            bps.recorded,
-            bps.top,
-            bps.max_d,
-            get("bp_skipped_empty"),
-            get("bp_snapshot_objects"),
-            get("bp_snapshot_edges"),
-        );
-    }
-    let _ = writeln!(s, "events by kind:");
-    for k in Kind::ALL {
-        let n = counts.of(k);
-        if n > 0 {
-            let _ = writeln!(s, "  {:<10} {n}", k.name());
-        }
-    }
-    print!("{s}");
-    Ok(ExitCode::SUCCESS)
-}
-
-/// BarrierPairs of a trace, for `jrace stats`: `enter` events, those whose reachable set
-/// is every object, and the largest set.
-#[derive(Default)]
-struct BarrierCounts {
-    recorded: u64,
-    top: u64,
-    max_d: usize,
-}
-
-impl BarrierCounts {
-    fn add(&mut self, e: &jrace_trace::Event, sym: &jrace_trace::Symbols) {
-        if e.kind != Kind::Enter {
-            return;
-        }
-        self.recorded += 1;
-        match sym.objsets.get(e.value as usize) {
-            Some(jrace_trace::ObjSet::Objects(v)) => self.max_d = self.max_d.max(v.len()),
-            _ => self.top += 1,
-        }
-    }
-}
-
-fn dir_size(p: &Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.metadata().ok())
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
-fn convert(path: &Path, to: ConvertTo, output: &Path) -> Result<ExitCode> {
-    let filtered = recorded_tree(path)?;
-    if let Some(m) = filtered {
-        eprintln!(
-            "jrace: warning: {} was recorded with the TREE filter (mode {m}); the converted trace \
-             does not carry that fact, so only analyze it with -d {}",
-            path.display(),
-            m.consumers().join(",")
-        );
-    }
-    match to {
-        ConvertTo::Std => {
-            let mut src = open(path)?;
-            let f = std::fs::File::create(output)
-                .with_context(|| format!("cannot create {}", output.display()))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            if let Some(m) = filtered {
-                writeln!(
-                    w,
-                    "# recorded with the TREE filter ({}={}): only {} may analyze this trace",
-                    tree::META_FILTERED,
-                    m.flag(),
-                    m.consumers().join(",")
-                )?;
-            }
-            while let Some(e) = src.next_event()? {
-                jrace_trace::std_format::format_event(&e, src.symbols(), &mut w)?;
-                w.write_all(b"\n")?;
-            }
-            w.flush()
-                .with_context(|| format!("cannot write {}", output.display()))?;
-        }
-        ConvertTo::Bin => {
-            let trace = jrace_trace::load(path)?;
-            jrace_trace::binlog::write_trace(&trace, output)
-                .with_context(|| format!("cannot write trace directory {}", output.display()))?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Records java-harness/src/demo/Bank.java under the agent; `None` when this machine
-/// cannot (no JVM, no agent, no compiled harness), with the reason.
-fn demo_record(dir: &Path) -> std::result::Result<PathBuf, String> {
-    let classes = PathBuf::from(env!("JRACE_HARNESS_CLASSES"));
-    if !classes.join("demo/Bank.class").is_file() {
-        return Err(format!("{} has no demo/Bank.class", classes.display()));
-    }
-    record::agent_path().map_err(|e| e.to_string())?;
-    let trace = dir.join("bank.trace");
-    let opts = record::RecordOptions {
-        output: Some(trace.clone()),
-        ..Default::default()
-    };
-    let cmd = vec![
-        "java".to_string(),
-        "-cp".to_string(),
-        classes.to_string_lossy().into_owned(),
-        "demo.Bank".to_string(),
-    ];
-    match record::record(&opts, &cmd) {
-        Ok((t, s)) if s.success() => Ok(t),
-        Ok((_, s)) => Err(format!("java exited with status {}", record::exit_code(s))),
-        Err(e) => Err(format!("{e:#}")),
-    }
-}
-
-fn demo() -> Result<ExitCode> {
-    let dir = std::env::temp_dir().join(format!("jrace-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    eprintln!(
-        "jrace demo: recording a small bank program (2 tellers, 1 auditor: \
-         java-harness/src/demo/Bank.java) under the agent"
-    );
-    match demo_record(&dir) {
-        Ok(trace) => {
-            eprintln!("            trace: {}\n", trace.display());
-            let names = detector_names(&["all".to_owned()])?;
-            let t2 = trace.clone();
-            let rep = analyze_source(&trace, &|| open(&t2), &names, false, &Default::default())?;
-            emit(&rep, Format::Text, None, "", &Default::default())?;
-            let _ = std::fs::remove_dir_all(&dir);
-            return Ok(ExitCode::SUCCESS);
-        }
-        Err(why) => {
-            eprintln!("jrace demo: cannot record here ({why}); analyzing a recorded run instead")
-        }
-    }
-    let path = dir.join("bank.std");
-    std::fs::write(&path, DEMO_TRACE)?;
-    eprintln!(
-        "jrace demo: analyzing a recorded run of a small bank program (2 tellers, 1 auditor)"
-    );
-    eprintln!(
-        "            trace: {} ({} lines)\n",
-        path.display(),
-        DEMO_TRACE.lines().count()
-    );
-    let names = detector_names(&["all".to_owned()])?;
-    let p2 = path.clone();
-    let rep = analyze_source(&path, &|| open(&p2), &names, false, &Default::default())?;
-    emit(&rep, Format::Text, None, "", &Default::default())?;
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@ pub mod m2;
 pub mod mcm;
 pub mod merge;
 pub mod oracle;
+pub mod pipeline;
 pub mod rdit;
 pub mod registry;
 pub mod report;
