@@ -4,7 +4,8 @@
 # on each: the default detectors, hb alone and mcm (wall time and max RSS from
 # /usr/bin/time, each detector's own seconds and races from the JSON report).
 #
-#   benchmarks/analyze_scale.sh                     # h2, derby, synth
+#   benchmarks/analyze_scale.sh                     # h2, derby, synth, sites
+#   (sites: 10 M events, 800 K variables, each accessed from 300 sites)
 #   TRACES=derby DETECTORS=mcm benchmarks/analyze_scale.sh
 #   TX=300 OUT=/tmp/scale benchmarks/analyze_scale.sh   # 4 threads x 300 transactions
 #   JRACE=/path/to/old/jrace benchmarks/analyze_scale.sh  # another build, same traces
@@ -15,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/jrace-scale}
 TX=${TX:-1000}
-TRACES=${TRACES:-h2,derby,synth}
+TRACES=${TRACES:-h2,derby,synth,sites}
 RUNS_SETS=${DETECTORS:-default,hb,mcm}
 mkdir -p "$OUT"
 for p in libh2-java libderby-java; do
@@ -36,13 +37,17 @@ for t in ${TRACES//,/ }; do
       [ -d "$OUT/synth/synth.trace" ] || target/release/jrace-bench gen --events 1000000 \
         --threads 8 --locks 300 --vars 100000 -o "$OUT/synth" >/dev/null 2>&1
       trace=$OUT/synth/synth.trace ;;
+    sites)
+      [ -d "$OUT/sites/synth.trace" ] || target/release/jrace-bench gen --events 10000000 \
+        --threads 8 --vars 800000 --sites 300 -o "$OUT/sites" >/dev/null 2>&1
+      trace=$OUT/sites/synth.trace ;;
     h2|derby)
       trace=$OUT/$t-$TX.trace
       if [ ! -d "$trace" ]; then
         # shellcheck disable=SC2086
         (cd "$OUT" && "$JRACE" record -o "$trace" -- java ${CMD[$t]} >/dev/null 2>&1)
       fi ;;
-    *) echo "unknown trace $t (expected h2, derby or synth)" >&2; exit 2 ;;
+    *) echo "unknown trace $t (expected h2, derby, synth or sites)" >&2; exit 2 ;;
   esac
   events=$("$JRACE" stats "$trace" 2>/dev/null | awk '/^events:/ {print $2}')
   for d in ${RUNS_SETS//,/ }; do
