@@ -224,6 +224,12 @@ struct TriageArgs {
     /// by its fingerprint, and --fail-on-race fails only on new ones.
     #[arg(long, value_name = "OLD.json")]
     baseline: Option<PathBuf>,
+    /// Describe at most N races (sound detectors' first); the others are counted, per detector,
+    /// in the report (JSON `omitted`) and fail --fail-on-race. 0: no limit. A detector
+    /// that flags a great many location pairs (lockset on shared data touched from
+    /// hundreds of sites) would otherwise make a report of gigabytes.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    max_races: usize,
 }
 
 /// Suppressions and baseline, loaded before the analysis so that a bad file fails fast.
@@ -233,6 +239,11 @@ struct Triage {
 }
 
 impl TriageArgs {
+    /// `--max-races`, `None` for no limit.
+    fn max_races(&self) -> Option<usize> {
+        (self.max_races > 0).then_some(self.max_races)
+    }
+
     fn load(&self) -> Result<Triage> {
         let mut files = self.suppressions.clone();
         if let Some(env) = std::env::var_os("JRACE_SUPPRESSIONS") {
@@ -537,8 +548,11 @@ fn analyze_source(
     witness: bool,
     opts: &jrace_analyzer::DetectorOptions,
 ) -> Result<report::Report> {
-    analyze_source_tree(path, reopen, Some(names), None, witness, opts, None, None)
-        .map(|(rep, _)| rep)
+    let how = How {
+        witness,
+        ..How::default()
+    };
+    analyze_source_tree(path, reopen, Some(names), None, opts, how).map(|(rep, _)| rep)
 }
 
 /// [`analyze_source`] with the witness of race `race` only (`jrace witness`, `jrace
@@ -552,31 +566,49 @@ fn analyze_for_race(
     race: u64,
     minimize: bool,
 ) -> Result<(report::Report, jrace_trace::Trace)> {
-    let opts = Default::default();
-    let only = Some((race, minimize));
+    let how = How {
+        witness: true,
+        only_race: Some((race, minimize)),
+        ..How::default()
+    };
     let (rep, trace) =
-        analyze_source_tree(path, reopen, Some(names), None, true, &opts, None, only)?;
+        analyze_source_tree(path, reopen, Some(names), None, &Default::default(), how)?;
     Ok((
         rep,
         trace.expect("a witness analysis reads the whole trace"),
     ))
 }
 
-/// [`analyze_source`], with the TREE filter run before the detectors when `prepass` is
-/// given, and the detectors either `names` or, when that is `None`, `-d` as `requested`
-/// (with defaults that depend on the filters). Reports name events by their position in
-/// the whole trace either way. With `witness`, the trace read whole comes back too.
-#[allow(clippy::too_many_arguments)]
+/// How [`analyze_source_tree`] analyzes a trace, besides with which detectors.
+#[derive(Clone, Copy, Default)]
+struct How {
+    /// Validate a witness for each race (or only `only_race`'s, minimized if asked).
+    witness: bool,
+    only_race: Option<(u64, bool)>,
+    /// The TREE filter in front of the detectors (`--tree`).
+    prepass: Option<Mode>,
+    /// `--max-races` (`None`: describe every race).
+    max_races: Option<usize>,
+}
+
+/// [`analyze_source`], as `how` says, with the detectors either `names` or, when that is
+/// `None`, `-d` as `requested` (with defaults that depend on the filters). Reports name
+/// events by their position in the whole trace, filtered or not. With `how.witness`, the
+/// trace read whole comes back too.
 fn analyze_source_tree(
     path: &Path,
     reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
     names: Option<&[&'static str]>,
     requested: Option<&[String]>,
-    witness: bool,
     opts: &jrace_analyzer::DetectorOptions,
-    prepass: Option<Mode>,
-    only_race: Option<(u64, bool)>,
+    how: How,
 ) -> Result<(report::Report, Option<jrace_trace::Trace>)> {
+    let How {
+        witness,
+        only_race,
+        prepass,
+        max_races,
+    } = how;
     // The first pass's source also tells whether the trace was recorded filtered.
     let (first, recorded) = open_first(path)?;
     let names = match names {
@@ -600,6 +632,7 @@ fn analyze_source_tree(
         prepass,
         only_race,
         progress,
+        max_races: max_races.unwrap_or(usize::MAX),
         // (`JRACE_TEST_JOURNAL_CAP` lets tests force the report's second pass.)
         journal_cap: std::env::var("JRACE_TEST_JOURNAL_CAP")
             .ok()
@@ -652,15 +685,19 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let mut reports = Vec::with_capacity(traces.len());
     let mut views = report_html::WitnessPages::new();
     for path in &traces {
+        let how = How {
+            witness: args.witness,
+            prepass: args.tree,
+            max_races: args.triage.max_races(),
+            ..How::default()
+        };
         let (rep, trace) = analyze_source_tree(
             path,
             &|| open(path),
             None,
             args.detectors.as_deref(),
-            args.witness,
             &opts,
-            args.tree,
-            None,
+            how,
         )?;
         let name = path.display().to_string();
         if let (Format::Html, Some(t)) = (args.format, &trace) {
@@ -734,16 +771,13 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         );
     }
     let d2 = dir.clone();
-    let (mut rep, trace) = analyze_source_tree(
-        &dir,
-        &|| open(&d2),
-        Some(&names),
-        None,
-        args.witness,
-        &opts,
-        None,
-        None,
-    )?;
+    let how = How {
+        witness: args.witness,
+        max_races: args.triage.max_races(),
+        ..How::default()
+    };
+    let (mut rep, trace) =
+        analyze_source_tree(&dir, &|| open(&d2), Some(&names), None, &opts, how)?;
     let name = dir.display().to_string();
     let mut views = report_html::WitnessPages::new();
     if let (Format::Html, Some(t)) = (args.format, &trace) {

@@ -258,6 +258,83 @@ fn fail_on_race_sets_exit_status() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// `--max-races N` describes N races, the sound detectors' first, and counts the rest per
+/// detector (JSON `omitted`, the text report, SARIF); detectors' counts stay whole, and
+/// left-out races fail --fail-on-race (no rule or baseline ever saw them).
+#[test]
+fn max_races_describes_that_many_and_counts_the_rest() {
+    // Lockset warns on every pair of t1's and t2's writes of `x` (no common lock; it
+    // ignores the volatile), hb only on t1's last write against t2's two.
+    let f = tmp("many.std");
+    let mut text = String::new();
+    for s in 0..6 {
+        text += &format!("t1|w(x)|a{s}\n");
+    }
+    text += "t1|vw(v)|f\nt2|vr(v)|g\nt2|w(x)|b0\nt2|w(x)|b1\nt1|w(x)|c0\n";
+    std::fs::write(&f, text).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["analyze", f.to_str().unwrap(), "-d", "hb,lockset"];
+        args.extend_from_slice(extra);
+        jrace(&args)
+    };
+    let all: Value = serde_json::from_slice(&run(&["--format", "json"]).stdout).unwrap();
+    assert!(all.get("omitted").is_none());
+    let count = |doc: &Value, d: &str| {
+        doc["detectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == d)
+            .unwrap()["races"]
+            .as_u64()
+            .unwrap()
+    };
+    let (hb, lockset) = (count(&all, "hb"), count(&all, "lockset"));
+    assert!(hb >= 1 && lockset > hb + 2, "hb {hb}, lockset {lockset}");
+    let total = all["races"].as_array().unwrap().len() as u64;
+
+    let capped: Value =
+        serde_json::from_slice(&run(&["--format", "json", "--max-races", "2"]).stdout).unwrap();
+    let races = capped["races"].as_array().unwrap();
+    assert_eq!(races.len(), 2);
+    // hb's races come first, whatever their ids.
+    let hb_shown = races
+        .iter()
+        .filter(|r| r["detectors"].as_array().unwrap().contains(&"hb".into()))
+        .count() as u64;
+    assert_eq!(hb_shown, hb.min(2));
+    assert_eq!(capped["omitted"]["count"], total - 2);
+    assert_eq!(capped["omitted"]["max_races"], 2);
+    assert_eq!(
+        (count(&capped, "hb"), count(&capped, "lockset")),
+        (hb, lockset)
+    );
+
+    let text = String::from_utf8(run(&["--max-races", "2"]).stdout).unwrap();
+    assert!(
+        text.contains(&format!("{} more races not shown", total - 2)),
+        "{text}"
+    );
+    let sarif: Value =
+        serde_json::from_slice(&run(&["--format", "sarif", "--max-races", "2"]).stdout).unwrap();
+    assert_eq!(
+        sarif["runs"][0]["invocations"][0]["properties"]["omittedRaces"],
+        total - 2
+    );
+    // 0: no limit.
+    let unlimited: Value =
+        serde_json::from_slice(&run(&["--format", "json", "--max-races", "0"]).stdout).unwrap();
+    assert_eq!(unlimited["races"].as_array().unwrap().len() as u64, total);
+    // Races left out fail --fail-on-race even when every described one is suppressed.
+    let rules = tmp("all.supp");
+    std::fs::write(&rules, "race:*\n").unwrap();
+    let supp = rules.to_str().unwrap();
+    let out = run(&["--fail-on-race", "--suppressions", supp]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = run(&["--fail-on-race", "--suppressions", supp, "--max-races", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
 #[test]
 fn sarif_has_one_result_per_race_with_both_locations() {
     let bank = root().join("examples/bank.std");

@@ -233,6 +233,9 @@ pub struct Outcome {
     pub complete: Option<bool>,
     /// True for detectors whose reports are warnings, not proven races (lockset).
     pub warnings_only: bool,
+    /// Something the user should know about this run (e.g. lockset variables it stopped
+    /// checking after a flood of warnings).
+    pub note: Option<String>,
 }
 
 /// Where a detector with a long [`Detector::finish`] (the solver detectors) says how far

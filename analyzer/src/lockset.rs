@@ -47,7 +47,20 @@ enum VarState {
     },
     Shared,
     SharedModified,
+    /// No longer checked: it drew [`MAX_PAIRS`] warnings or [`MAX_HISTORY`] distinct
+    /// accesses. Its history is freed.
+    GivenUp,
 }
+
+/// New location pairs one variable may draw before lockset stops checking it. Shared
+/// data touched from hundreds of sites without a common lock draws a warning for nearly
+/// every pair of sites: millions of warnings nobody reads, in memory that grows with the
+/// square of the sites. The warnings already drawn are kept; the detector's note counts
+/// the variables given up.
+pub const MAX_PAIRS: u32 = 256;
+/// Distinct (thread, location, read/write, lock set) accesses kept per variable before
+/// lockset stops checking it.
+pub const MAX_HISTORY: usize = 4096;
 
 /// A lock set as stored in a history entry: up to two locks inline (almost every access
 /// holds at most two), else the interned set's id. Testing two entries for disjointness
@@ -81,6 +94,8 @@ struct Access {
 struct VarInfo {
     state: VarState,
     history: Vec<Access>,
+    /// New location pairs reported on this variable.
+    pairs: u32,
 }
 
 #[derive(Default)]
@@ -96,6 +111,8 @@ pub struct LocksetDetector {
     /// the set up on every access dominated the detector's time.
     current_set: Vec<Option<u32>>,
     vars: Vec<Option<VarInfo>>,
+    /// Variables given up ([`VarState::GivenUp`]).
+    given_up: u64,
 }
 
 fn grow<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
@@ -191,7 +208,11 @@ impl LocksetDetector {
         let info = grow(&mut self.vars, e.target as usize).get_or_insert_with(|| VarInfo {
             state: VarState::Virgin,
             history: Vec::new(),
+            pairs: 0,
         });
+        if info.state == VarState::GivenUp {
+            return;
+        }
         info.state = match info.state {
             VarState::Virgin => VarState::Exclusive { thread: t, epoch },
             VarState::Exclusive { thread, .. } if thread == t => {
@@ -225,6 +246,9 @@ impl LocksetDetector {
                     thread: a.thread,
                     write: a.write,
                 };
+                if !races.contains(e.target, a.loc, e.loc) {
+                    info.pairs += 1;
+                }
                 races.report(e.target, was, RaceAccess::of(idx, e));
             }
         }
@@ -239,6 +263,11 @@ impl LocksetDetector {
         match slot {
             Some(i) => info.history[i] = entry,
             None => info.history.push(entry),
+        }
+        if info.pairs >= MAX_PAIRS || info.history.len() >= MAX_HISTORY {
+            info.state = VarState::GivenUp;
+            info.history = Vec::new();
+            self.given_up += 1;
         }
     }
 }
@@ -268,8 +297,17 @@ impl Detector for LocksetDetector {
     }
 
     fn finish(&mut self, _races: &mut RaceSink) -> Outcome {
+        let note = (self.given_up > 0).then(|| {
+            format!(
+                "stopped checking {} variable{} after {MAX_PAIRS} warnings (or {MAX_HISTORY} \
+                 distinct accesses) each",
+                self.given_up,
+                if self.given_up == 1 { "" } else { "s" }
+            )
+        });
         Outcome {
             warnings_only: true,
+            note,
             ..Outcome::default()
         }
     }
@@ -285,6 +323,43 @@ mod tests {
             &jrace_trace::std_format::parse_str(text, "t").unwrap(),
             "lockset",
         )
+    }
+
+    /// A variable written from many sites by two threads without a common lock draws
+    /// MAX_PAIRS warnings, then is no longer checked (and says so); another variable is
+    /// checked as before.
+    #[test]
+    fn a_flood_of_warnings_on_one_variable_stops_there() {
+        use crate::Detector;
+        let sites = 40u32; // 40 x 40 write-write pairs across the threads, > MAX_PAIRS
+        let mut text = String::new();
+        for s in 0..sites {
+            text += &format!("t1|w(x)|a{s}\nt2|w(x)|b{s}\n");
+        }
+        text += "t1|w(y)|c1\nt2|w(y)|c2\n";
+        let trace = jrace_trace::std_format::parse_str(&text, "t").unwrap();
+        let mut d = super::LocksetDetector::default();
+        let mut sink = crate::RaceSink::new();
+        for (i, e) in trace.events.iter().enumerate() {
+            d.on_event(i as u64, e, &mut sink);
+        }
+        let out = d.finish(&mut sink);
+        let x = trace.symbols.vars.get("x").unwrap();
+        let on_x = sink.pairs().iter().filter(|p| p.var == x).count();
+        // The access that crosses the limit reports all of its pairs.
+        let max = super::MAX_PAIRS as usize;
+        assert!(
+            (max..max + sites as usize).contains(&on_x),
+            "{on_x} warnings on x"
+        );
+        assert!(
+            sink.pairs().iter().any(|p| p.var != x),
+            "y is still checked"
+        );
+        assert_eq!(
+            out.note.as_deref(),
+            Some("stopped checking 1 variable after 256 warnings (or 4096 distinct accesses) each")
+        );
     }
 
     #[test]

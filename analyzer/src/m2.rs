@@ -123,6 +123,7 @@ impl Detector for M2Detector {
             unknown: Some(summary.unknown),
             complete: Some(summary.unknown == 0),
             warnings_only: false,
+            ..Outcome::default()
         }
     }
 }

@@ -40,7 +40,18 @@ pub fn merge(reports: Vec<(String, Report)>) -> Report {
         locks: 0,
         truncated: None,
     };
+    // Races each trace's report left out (--max-races) stay counted; they cannot be
+    // matched by fingerprint, so the same race omitted in two traces counts twice.
+    let mut omitted: Option<crate::report::Omitted> = None;
     for (name, rep) in reports {
+        if let Some(o) = &rep.omitted {
+            let m = omitted.get_or_insert_with(Default::default);
+            m.count += o.count;
+            m.max_races = m.max_races.max(o.max_races);
+            for (d, n) in &o.by_detector {
+                *m.by_detector.entry(d).or_default() += n;
+            }
+        }
         total.events += rep.trace.events;
         total.threads += rep.trace.threads;
         total.variables += rep.trace.variables;
@@ -104,6 +115,7 @@ pub fn merge(reports: Vec<(String, Report)>) -> Report {
         detectors,
         races,
         suppressed: None,
+        omitted,
         baseline: None,
         traces: Some(traces),
     };
@@ -156,6 +168,7 @@ mod tests {
             unknown: if name == "mcm" { unknown } else { None },
             complete: None,
             warnings_only,
+            note: None,
         };
         Report {
             version: 1,
@@ -169,6 +182,7 @@ mod tests {
             detectors: vec![det("hb", false), det("mcm", false)],
             races,
             suppressed: None,
+            omitted: None,
             baseline: None,
             traces: None,
         }

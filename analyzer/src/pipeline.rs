@@ -27,6 +27,9 @@ pub struct Request<'a> {
     /// Lock changes the journal keeps before the report falls back to a second pass
     /// ([`JOURNAL_CAP`]).
     pub journal_cap: usize,
+    /// Races the report describes at most (the first ones by id); the others are
+    /// counted ([`report::Omitted`]).
+    pub max_races: usize,
 }
 
 impl<'a> Request<'a> {
@@ -40,6 +43,7 @@ impl<'a> Request<'a> {
             only_race: None,
             progress: None,
             journal_cap: JOURNAL_CAP,
+            max_races: usize::MAX,
         }
     }
 }
@@ -143,6 +147,7 @@ pub fn analyze(
         });
     }
     drop(filtered);
+    let omitted = report::omit_beyond(&mut analysis, req.max_races);
     // May change a race's representative pair to one that has a witness.
     let witnesses = trace.as_ref().map(|t| {
         let (only, minimize) = req.only_race.map_or((None, false), |(r, m)| (Some(r), m));
@@ -166,6 +171,8 @@ pub fn analyze(
         }
     };
     let mut rep = report::build(&analysis, &facts);
+    rep.omitted = omitted;
+    rep.recount_detector_races();
     rep.trace.truncated =
         cut.map(|c| report::Truncated::new(&c, analysis.events, &analysis.symbols));
     let mut missing_witnesses = Vec::new();

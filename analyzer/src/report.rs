@@ -114,6 +114,73 @@ impl Truncated {
     }
 }
 
+/// Races a report counts but does not describe: those after the first `--max-races` (in
+/// id order). A detector that flags a great many location pairs (lockset on a trace where
+/// shared data is touched from hundreds of sites without locks) would otherwise make a
+/// report of gigabytes that nobody reads. Detectors' race counts include them.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Omitted {
+    pub count: usize,
+    /// The largest number of races described.
+    pub max_races: usize,
+    /// How many of the omitted races each detector found.
+    pub by_detector: std::collections::BTreeMap<&'static str, usize>,
+}
+
+impl Omitted {
+    /// One line for the text report.
+    pub fn line(&self) -> String {
+        let per: Vec<String> = self
+            .by_detector
+            .iter()
+            .map(|(d, n)| format!("{d} {n}"))
+            .collect();
+        format!(
+            "{} more race{} not shown ({}): the report describes {} (those of sound detectors first); raise --max-races to see more",
+            self.count,
+            if self.count == 1 { "" } else { "s" },
+            per.join(", "),
+            self.max_races
+        )
+    }
+}
+
+/// Keeps `max` races of `a` and returns what the others were (`None` when there are no
+/// more than `max`): first the races a sound detector found, then the warnings of
+/// detectors that only warn (lockset), each in id order. Kept races keep their ids.
+pub fn omit_beyond(a: &mut Analysis, max: usize) -> Option<Omitted> {
+    if a.races.len() <= max {
+        return None;
+    }
+    let runs = &a.runs;
+    let warning =
+        |r: &crate::engine::SigRace| r.detectors.iter().all(|&d| runs[d].outcome.warnings_only);
+    let sound = a.races.iter().filter(|r| !warning(r)).count();
+    // The first `max` sound races, then the first warnings up to `max` in all.
+    let (mut kept_sound, mut kept_warnings) = (0, 0);
+    let (keep, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut a.races).into_iter().partition(|r| {
+        if warning(r) {
+            kept_warnings += 1;
+            kept_warnings <= max.saturating_sub(sound.min(max))
+        } else {
+            kept_sound += 1;
+            kept_sound <= max
+        }
+    });
+    a.races = keep;
+    let mut o = Omitted {
+        count: rest.len(),
+        max_races: max,
+        ..Default::default()
+    };
+    for r in &rest {
+        for &d in &r.detectors {
+            *o.by_detector.entry(a.runs[d].name).or_default() += 1;
+        }
+    }
+    Some(o)
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct DetectorSummary {
     pub name: &'static str,
@@ -127,6 +194,8 @@ pub struct DetectorSummary {
     /// written to JSON, only the text and SARIF reports show it.
     #[serde(skip)]
     pub warnings_only: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -138,6 +207,9 @@ pub struct Report {
     /// With suppressions: the races they took out of `races`, per rule.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suppressed: Option<crate::triage::Suppressed>,
+    /// Races beyond `--max-races`, counted but not described ([`Omitted`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<Omitted>,
     /// With `--baseline`: how many races are new and how many the baseline has.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<crate::triage::BaselineSummary>,
@@ -204,6 +276,7 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
             unknown: r.outcome.unknown,
             complete: r.outcome.complete,
             warnings_only: r.outcome.warnings_only,
+            note: r.outcome.note.clone(),
         })
         .collect();
     let races = a
@@ -241,6 +314,7 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
         detectors,
         races,
         suppressed: None,
+        omitted: None,
         baseline: None,
         traces: None,
     }
@@ -261,7 +335,13 @@ impl Report {
                 .races
                 .iter()
                 .filter(|r| r.detectors.contains(&d.name))
-                .count();
+                .count()
+                + self
+                    .omitted
+                    .as_ref()
+                    .and_then(|o| o.by_detector.get(d.name))
+                    .copied()
+                    .unwrap_or(0);
         }
     }
 
@@ -348,7 +428,13 @@ pub fn to_text(r: &Report) -> String {
         if let Some(c) = d.complete {
             let _ = write!(s, ", {}", if c { "complete" } else { "may be incomplete" });
         }
+        if let Some(n) = &d.note {
+            let _ = write!(s, "; {n}");
+        }
         s.push('\n');
+    }
+    if let Some(o) = &r.omitted {
+        let _ = writeln!(s, "{}", o.line());
     }
     if let Some(sup) = &r.suppressed {
         let plural = if sup.count == 1 { "" } else { "s" };
@@ -512,8 +598,13 @@ fn grouped_races(s: &mut String, r: &Report) {
     }
     let _ = writeln!(
         s,
-        "{} races in all; {shown} shown in full above{}. `--format json` lists every race.\n",
+        "{} races {}; {shown} shown in full above{}. `--format json` lists every race {}.\n",
         r.races.len(),
+        if r.omitted.is_some() {
+            "described"
+        } else {
+            "in all"
+        },
         if left > 0 {
             format!(
                 ", {left} more on {left_vars} other variables not listed ({left_proven} of them \
@@ -521,6 +612,11 @@ fn grouped_races(s: &mut String, r: &Report) {
             )
         } else {
             String::new()
+        },
+        if r.omitted.is_some() {
+            "described"
+        } else {
+            "reported"
         }
     );
 }
@@ -584,6 +680,10 @@ pub fn to_sarif(r: &Report) -> String {
     if let Some(sup) = &r.suppressed {
         // Suppressed races are counted, never silently dropped.
         invocation["properties"] = json!({"suppressed": sup.count, "suppressionRules": sup.rules});
+    }
+    if let Some(o) = &r.omitted {
+        invocation["properties"]["omittedRaces"] = json!(o.count);
+        invocation["properties"]["omittedByDetector"] = json!(o.by_detector);
     }
     if let Some(t) = &r.trace.truncated {
         invocation["toolExecutionNotifications"] = json!([{

@@ -348,11 +348,13 @@ fn fingerprint_from_json(r: &serde_json::Value) -> Option<String> {
 
 /// The races `--fail-on-race` fails on: all of them, or with a baseline the new ones.
 pub fn failing_races(report: &Report) -> usize {
-    report
+    let shown = report
         .races
         .iter()
         .filter(|r| r.baseline != Some("known"))
-        .count()
+        .count();
+    // Races left out by --max-races were never matched against rules or the baseline.
+    shown + report.omitted.as_ref().map_or(0, |o| o.count)
 }
 
 #[cfg(test)]
@@ -412,9 +414,11 @@ mod tests {
                 unknown: None,
                 complete: None,
                 warnings_only: false,
+                note: None,
             }],
             races,
             suppressed: None,
+            omitted: None,
             baseline: None,
             traces: None,
         }

@@ -81,6 +81,7 @@ impl Detector for CausalDetector {
             unknown: Some(self.stats.unknown),
             complete: None,
             warnings_only: false,
+            ..Outcome::default()
         }
     }
 }
