@@ -315,6 +315,8 @@ fn max_races_describes_that_many_and_counts_the_rest() {
         text.contains(&format!("{} more races not shown", total - 2)),
         "{text}"
     );
+    let html = String::from_utf8(run(&["--format", "html", "--max-races", "2"]).stdout).unwrap();
+    assert!(html.contains(&format!("{} more races not shown", total - 2)));
     let sarif: Value =
         serde_json::from_slice(&run(&["--format", "sarif", "--max-races", "2"]).stdout).unwrap();
     assert_eq!(

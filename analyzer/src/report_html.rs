@@ -120,6 +120,9 @@ fn summary(o: &mut String, r: &Report) {
             Some(false) => notes.push("may be incomplete"),
             None => {}
         }
+        if let Some(n) = &d.note {
+            notes.push(n);
+        }
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td><td>{}</td></tr>",
@@ -131,6 +134,9 @@ fn summary(o: &mut String, r: &Report) {
         );
     }
     let _ = writeln!(o, "</tbody></table>");
+    if let Some(m) = &r.omitted {
+        let _ = writeln!(o, "<p><strong>{}</strong></p>", esc(&m.line()));
+    }
     if let Some(s) = &r.suppressed {
         let _ = writeln!(
             o,
