@@ -14,6 +14,7 @@ pub mod lockset;
 pub mod m2;
 pub mod mcm;
 pub mod merge;
+#[cfg(any(test, feature = "testing"))]
 pub mod oracle;
 pub mod pipeline;
 pub mod rdit;
@@ -23,6 +24,7 @@ pub mod report_html;
 pub mod said;
 pub mod shb;
 pub mod sync;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod triage;
 pub mod vc;
