@@ -11,7 +11,7 @@
 //! [`annotate`], the second pass, is used instead.
 
 use crate::detector::RacePair;
-use jrace_trace::{Event, EventSource, Kind, LocId, Symbols, ThreadId, TraceError, Truncation};
+use jrace_trace::{Event, EventSource, Kind, LocId, ThreadId, TraceError};
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeSet, HashMap};
 
@@ -242,24 +242,7 @@ impl EventSource for JournaledSource<'_> {
         }
         Ok(e)
     }
-    fn symbols(&self) -> &Symbols {
-        self.inner.symbols()
-    }
-    fn has_branches(&self) -> bool {
-        self.inner.has_branches()
-    }
-    fn reads_moved(&self) -> u64 {
-        self.inner.reads_moved()
-    }
-    fn jdk_reads_dropped(&self) -> u64 {
-        self.inner.jdk_reads_dropped()
-    }
-    fn truncation(&self) -> Option<Truncation> {
-        self.inner.truncation()
-    }
-    fn take_symbols(&mut self) -> Symbols {
-        self.inner.take_symbols()
-    }
+    jrace_trace::forward_source_methods!(inner);
 }
 
 #[cfg(test)]

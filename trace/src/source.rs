@@ -38,6 +38,33 @@ pub trait EventSource {
     }
 }
 
+/// The [`EventSource`] methods a wrapper (a filter, a journal) passes straight to the
+/// source it wraps, in its field `$inner`: every method but `next_event`, so that a method
+/// added to the trait is forwarded by every wrapper.
+#[macro_export]
+macro_rules! forward_source_methods {
+    ($inner:ident) => {
+        fn symbols(&self) -> &$crate::Symbols {
+            self.$inner.symbols()
+        }
+        fn has_branches(&self) -> bool {
+            self.$inner.has_branches()
+        }
+        fn reads_moved(&self) -> u64 {
+            self.$inner.reads_moved()
+        }
+        fn jdk_reads_dropped(&self) -> u64 {
+            self.$inner.jdk_reads_dropped()
+        }
+        fn truncation(&self) -> Option<$crate::Truncation> {
+            self.$inner.truncation()
+        }
+        fn take_symbols(&mut self) -> $crate::Symbols {
+            self.$inner.take_symbols()
+        }
+    };
+}
+
 /// An [`EventSource`] over a trace already in memory (its events already checked): a
 /// trace read whole for witnesses, or a test's trace.
 pub struct MemSource<'a> {

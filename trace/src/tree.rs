@@ -475,24 +475,7 @@ impl EventSource for FilteredSource<'_> {
         }
         Ok(None)
     }
-    fn symbols(&self) -> &Symbols {
-        self.inner.symbols()
-    }
-    fn has_branches(&self) -> bool {
-        self.inner.has_branches()
-    }
-    fn reads_moved(&self) -> u64 {
-        self.inner.reads_moved()
-    }
-    fn jdk_reads_dropped(&self) -> u64 {
-        self.inner.jdk_reads_dropped()
-    }
-    fn truncation(&self) -> Option<crate::source::Truncation> {
-        self.inner.truncation()
-    }
-    fn take_symbols(&mut self) -> Symbols {
-        self.inner.take_symbols()
-    }
+    crate::forward_source_methods!(inner);
 }
 
 #[cfg(test)]
