@@ -430,39 +430,13 @@ fn convert_round_trips_and_binary_traces_analyze_the_same() {
         .chain([root().join("examples/bank.std")])
     {
         let std_out = tmp("rt.std");
-        let out = jrace(&[
-            "convert",
-            f.to_str().unwrap(),
-            "--to",
-            "std",
-            "-o",
-            std_out.to_str().unwrap(),
-        ]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::convert(&f, "std", &std_out);
         let bin_out = tmp(&format!(
             "{}.trace",
             f.file_stem().unwrap().to_string_lossy()
         ));
         let _ = std::fs::remove_dir_all(&bin_out);
-        let out = jrace(&[
-            "convert",
-            f.to_str().unwrap(),
-            "--to",
-            "bin",
-            "-o",
-            bin_out.to_str().unwrap(),
-        ]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::convert(&f, "bin", &bin_out);
         let mut reports = Vec::new();
         for p in [&f, &std_out, &bin_out] {
             let mut doc = analyze_json(p, ALL);

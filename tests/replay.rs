@@ -123,17 +123,7 @@ fn between_racing_accesses(dir: &Path) -> Vec<String> {
     };
     let (first, second) = (access("first"), access("second"));
     let std = dir.with_extension("std");
-    let out = jrace(&[
-        "convert",
-        dir.to_str().unwrap(),
-        "--to",
-        "std",
-        "-o",
-        std.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{:?}", text(&out));
-    let lines: Vec<String> = std::fs::read_to_string(&std)
-        .unwrap()
+    let lines: Vec<String> = common::convert_to_std(&dir, &std)
         .lines()
         .map(String::from)
         .collect();

@@ -51,14 +51,14 @@ pub fn chromium_dom(page: &std::path::Path, profile: &std::path::Path) -> Option
     Some((String::from_utf8_lossy(&out.stdout).into_owned(), err))
 }
 
-/// `jrace convert TRACE --to std -o OUT`, then the text written (the run must succeed).
+/// `jrace convert TRACE --to TO -o OUT`, which must succeed.
 #[allow(dead_code)] // not every test binary that includes this module uses it
-pub fn convert_to_std(trace: &std::path::Path, out: &std::path::Path) -> String {
+pub fn convert(trace: &std::path::Path, to: &str, out: &std::path::Path) {
     let c = jrace(&[
         "convert",
         trace.to_str().unwrap(),
         "--to",
-        "std",
+        to,
         "-o",
         out.to_str().unwrap(),
     ]);
@@ -68,5 +68,11 @@ pub fn convert_to_std(trace: &std::path::Path, out: &std::path::Path) -> String 
         "{}",
         String::from_utf8_lossy(&c.stderr)
     );
+}
+
+/// [`convert`] to `.std`, then the text written.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn convert_to_std(trace: &std::path::Path, out: &std::path::Path) -> String {
+    convert(trace, "std", out);
     std::fs::read_to_string(out).unwrap()
 }
