@@ -123,7 +123,7 @@ fn between_racing_accesses(dir: &Path) -> Vec<String> {
     };
     let (first, second) = (access("first"), access("second"));
     let std = dir.with_extension("std");
-    let lines: Vec<String> = common::convert_to_std(&dir, &std)
+    let lines: Vec<String> = common::convert_to_std(dir, &std)
         .lines()
         .map(String::from)
         .collect();
