@@ -117,20 +117,25 @@ impl RaceSink {
     }
 
     /// Reports that accesses `a` and `b` to `var` race. Order of `a` and `b` does not
-    /// matter.
+    /// matter. Returns whether this (variable, location pair) is new to the sink.
     #[inline]
-    pub fn report(&mut self, var: VarId, a: RaceAccess, b: RaceAccess) {
+    pub fn report(&mut self, var: VarId, a: RaceAccess, b: RaceAccess) -> bool {
         debug_assert_ne!(a.idx, b.idx);
         let v = if a.idx < b.idx { (a, b) } else { (b, a) };
         let key = (var, a.loc.min(b.loc), a.loc.max(b.loc));
-        self.found
-            .entry(key)
-            .and_modify(|p| {
+        match self.found.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                let p = o.get_mut();
                 if (v.1.idx, v.0.idx) < (p.1.idx, p.0.idx) {
                     *p = v
                 }
-            })
-            .or_insert(v);
+                false
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(v);
+                true
+            }
+        }
     }
 
     /// Like [`RaceSink::report`], with a schedule the detector built for this pair: event

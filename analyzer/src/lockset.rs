@@ -246,10 +246,9 @@ impl LocksetDetector {
                     thread: a.thread,
                     write: a.write,
                 };
-                if !races.contains(e.target, a.loc, e.loc) {
+                if races.report(e.target, was, RaceAccess::of(idx, e)) {
                     info.pairs += 1;
                 }
-                races.report(e.target, was, RaceAccess::of(idx, e));
             }
         }
         let entry = Access {

@@ -145,7 +145,9 @@ pub(super) fn run(m: &Model, sink: &mut RaceSink) -> Summary {
             let b = RaceAccess::of(e2 as u64, &m.events[e2 as usize]);
             match sched {
                 Some(sched) => sink.report_with_schedule(var, a, b, sched),
-                None => sink.report(var, a, b),
+                None => {
+                    sink.report(var, a, b);
+                }
             }
         }
         uncertain.extend(r.uncertain.iter().map(|&(l1, l2)| (var, l1, l2)));
