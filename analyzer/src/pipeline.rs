@@ -3,7 +3,7 @@
 //! names about each access. The command line opens the trace, picks the detectors and
 //! shows progress; everything in between is here, behind one [`Request`].
 
-use crate::facts::{JournaledSource, LockJournal, JOURNAL_CAP};
+use crate::facts::{annotate, JournaledSource, LockJournal, JOURNAL_CAP};
 use crate::report::{self, Report};
 use crate::{engine, witness, DetectorOptions, Progress};
 use jrace_trace::tree::{FilteredSource, Mode};
@@ -165,8 +165,8 @@ pub fn analyze(
         None => {
             let needed = report::needed_events(&analysis);
             match &trace {
-                Some(t) => report::annotate(&mut MemSource::new(t), &needed)?,
-                None => report::annotate(reopen()?.as_mut(), &needed)?,
+                Some(t) => annotate(&mut MemSource::new(t), &needed)?,
+                None => annotate(reopen()?.as_mut(), &needed)?,
             }
         }
     };

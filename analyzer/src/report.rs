@@ -4,7 +4,7 @@
 //! where the thread started come from [`crate::facts`].
 
 use crate::engine::Analysis;
-pub use crate::facts::{annotate, EventFacts};
+use crate::facts::EventFacts;
 use jrace_trace::Symbols;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
