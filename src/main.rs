@@ -155,8 +155,8 @@ struct RunArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
-    /// Exit with status 1 when any race is reported (with --baseline: any new race;
-    /// suppressed races never count).
+    /// Exit with status 1 when any race or deadlock is reported (with --baseline: any
+    /// new race; suppressed races never count).
     #[arg(long)]
     fail_on_race: bool,
     /// Attach a validated witness schedule to each race.

@@ -241,6 +241,8 @@ pub struct Outcome {
     /// Something the user should know about this run (e.g. lockset variables it stopped
     /// checking after a flood of warnings).
     pub note: Option<String>,
+    /// Predicted deadlocks, from the `deadlock` detector ([`crate::deadlock`]).
+    pub deadlocks: Vec<crate::deadlock::Deadlock>,
 }
 
 /// Where a detector with a long [`Detector::finish`] (the solver detectors) says how far

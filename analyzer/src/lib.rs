@@ -5,6 +5,7 @@
 
 pub mod causal;
 pub mod cp;
+pub mod deadlock;
 pub mod detector;
 pub mod engine;
 pub mod facts;
@@ -20,6 +21,7 @@ pub mod pipeline;
 pub mod rdit;
 pub mod registry;
 pub mod report;
+pub mod report_deadlock;
 pub mod report_html;
 pub mod said;
 pub mod shb;

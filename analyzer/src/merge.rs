@@ -43,7 +43,18 @@ pub fn merge(reports: Vec<(String, Report)>) -> Report {
     // Races each trace's report left out (--max-races) stay counted; they cannot be
     // matched by fingerprint, so the same race omitted in two traces counts twice.
     let mut omitted: Option<crate::report::Omitted> = None;
-    for (name, rep) in reports {
+    // Deadlocks, one per fingerprint, in first-seen order.
+    let mut deadlocks: Option<Vec<crate::report_deadlock::DeadlockReport>> = None;
+    for (name, mut rep) in reports {
+        if let Some(ds) = rep.deadlocks.take() {
+            let all = deadlocks.get_or_insert_with(Vec::new);
+            for mut d in ds {
+                if !all.iter().any(|x| x.fingerprint == d.fingerprint) {
+                    d.id = all.len() as u64 + 1;
+                    all.push(d);
+                }
+            }
+        }
         if let Some(o) = &rep.omitted {
             let m = omitted.get_or_insert_with(Default::default);
             m.count += o.count;
@@ -118,8 +129,15 @@ pub fn merge(reports: Vec<(String, Report)>) -> Report {
         omitted,
         baseline: None,
         traces: Some(traces),
+        deadlocks,
     };
     merged.recount_detector_races();
+    let found = merged.deadlocks.as_ref().map(Vec::len);
+    for d in &mut merged.detectors {
+        if d.deadlocks.is_some() {
+            d.deadlocks = found;
+        }
+    }
     merged
 }
 
@@ -169,6 +187,7 @@ mod tests {
             complete: None,
             warnings_only,
             note: None,
+            deadlocks: None,
         };
         Report {
             version: 1,
@@ -185,6 +204,7 @@ mod tests {
             omitted: None,
             baseline: None,
             traces: None,
+            deadlocks: None,
         }
     }
 

@@ -64,6 +64,16 @@ pub fn predictable_races(trace: &Trace) -> BTreeSet<String> {
         .collect()
 }
 
+/// Every deadlock some correct reordering of `trace` reaches: threads each of whose next
+/// event is a blocking (outermost, not `tryLock`) acquisition of a lock that the next
+/// thread of the cycle holds, as their sorted 0-based event indices.
+pub fn predictable_deadlocks(trace: &Trace) -> BTreeSet<Vec<usize>> {
+    let search = Search::new(trace);
+    let mut out = BTreeSet::new();
+    search.explore(|st| search.deadlocks_at(st, &mut out));
+    out
+}
+
 /// Precomputed constraints of one trace.
 struct Search<'a> {
     events: &'a [Event],
@@ -221,7 +231,8 @@ impl<'a> Search<'a> {
         s
     }
 
-    fn run(&self) -> BTreeSet<(usize, usize)> {
+    /// Calls `visit` once with every state a correct reordering reaches.
+    fn explore(&self, mut visit: impl FnMut(&State)) {
         let start = State {
             pos: vec![0; self.threads.len()],
             last_write: vec![NONE; self.nvars],
@@ -230,12 +241,73 @@ impl<'a> Search<'a> {
         let mut seen: HashSet<State> = HashSet::new();
         let mut stack = vec![start.clone()];
         seen.insert(start);
-        let mut races = BTreeSet::new();
         let nt = self.threads.len();
         while let Some(st) = stack.pop() {
+            visit(&st);
+            for d in 0..nt {
+                if let Some(i) = self.enabled(&st, d, false) {
+                    let next = self.step(&st, d, i);
+                    if seen.insert(next.clone()) {
+                        stack.push(next);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The deadlocks of state `st`: cycles of threads whose next event is a blocking
+    /// acquisition of a lock the next thread of the cycle holds, as their sorted
+    /// acquisitions.
+    fn deadlocks_at(&self, st: &State, out: &mut BTreeSet<Vec<usize>>) {
+        let nt = self.threads.len();
+        // Whom each thread waits for.
+        let waits_for: Vec<Option<usize>> = (0..nt)
+            .map(|d| {
+                let p = st.pos[d] as usize;
+                let &i = self.threads[d].get(p)?;
+                if p == 0 && self.fork_of[d].is_some_and(|f| !self.done(&st.pos, f)) {
+                    return None;
+                }
+                let e = &self.events[i];
+                if e.kind != Kind::Acquire || e.is_nested() || e.is_try_acquire() {
+                    return None;
+                }
+                match st.owner[e.target as usize] {
+                    NONE => None,
+                    o if o as usize == d => None,
+                    o => Some(o as usize),
+                }
+            })
+            .collect();
+        for start in 0..nt {
+            let mut path = vec![start];
+            let mut cur = start;
+            while let Some(next) = waits_for[cur] {
+                if next == start {
+                    let mut evs: Vec<usize> = path
+                        .iter()
+                        .map(|&d| self.threads[d][st.pos[d] as usize])
+                        .collect();
+                    evs.sort_unstable();
+                    out.insert(evs);
+                    break;
+                }
+                if path.contains(&next) || path.len() > nt {
+                    break;
+                }
+                path.push(next);
+                cur = next;
+            }
+        }
+    }
+
+    fn run(&self) -> BTreeSet<(usize, usize)> {
+        let mut races = BTreeSet::new();
+        let nt = self.threads.len();
+        self.explore(|st| {
             // Races: two enabled next accesses of different threads.
             for a in 0..nt {
-                let Some(i) = self.enabled(&st, a, true) else {
+                let Some(i) = self.enabled(st, a, true) else {
                     continue;
                 };
                 let ei = &self.events[i];
@@ -243,7 +315,7 @@ impl<'a> Search<'a> {
                     continue;
                 }
                 for b in a + 1..nt {
-                    let Some(j) = self.enabled(&st, b, true) else {
+                    let Some(j) = self.enabled(st, b, true) else {
                         continue;
                     };
                     let ej = &self.events[j];
@@ -255,15 +327,7 @@ impl<'a> Search<'a> {
                     }
                 }
             }
-            for d in 0..nt {
-                if let Some(i) = self.enabled(&st, d, false) {
-                    let next = self.step(&st, d, i);
-                    if seen.insert(next.clone()) {
-                        stack.push(next);
-                    }
-                }
-            }
-        }
+        });
         races
     }
 }

@@ -182,6 +182,15 @@ pub fn analyze(
             r.witness = Some(w.map(|w| witness::steps(t, &w)));
         }
     }
+    if let (Some(t), Some(ds)) = (&trace, rep.deadlocks.as_mut()) {
+        let found = analysis.runs.iter().find(|r| r.name == "deadlock");
+        for (d, f) in ds.iter_mut().zip(found.into_iter().flat_map(|r| &r.outcome.deadlocks)) {
+            d.witness = f
+                .schedule
+                .as_deref()
+                .map(|s| crate::report_deadlock::steps(t, s));
+        }
+    }
     drop_aside(analysis);
     Ok(Analyzed {
         report: rep,

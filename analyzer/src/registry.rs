@@ -5,7 +5,7 @@
 //! TREE filter thinned is TREE's own guarantee: `jrace_trace::tree::Mode::consumers`.)
 
 use crate::detector::Detector;
-use crate::{cp, hb, lockset, m2, mcm, rdit, said, shb, wcp, DetectorOptions};
+use crate::{cp, deadlock, hb, lockset, m2, mcm, rdit, said, shb, wcp, DetectorOptions};
 
 /// What jrace knows about one detector (docs/DETECTORS.md has the long form).
 pub struct DetectorInfo {
@@ -86,6 +86,13 @@ pub const REGISTRY: &[DetectorInfo] = &[
         must_witness: true,
         barrier_aware: true,
         make: |o| Box::new(rdit::detector(o.causal())),
+    },
+    DetectorInfo {
+        name: "deadlock",
+        promise: "lock-order cycles that a reordering of the run reaches, each with a validated schedule (every deadlock is real)",
+        must_witness: false,
+        barrier_aware: false,
+        make: |_| Box::new(deadlock::DeadlockDetector::default()),
     },
 ];
 

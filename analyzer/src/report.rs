@@ -196,6 +196,9 @@ pub struct DetectorSummary {
     pub warnings_only: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Deadlocks found (the `deadlock` detector only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlocks: Option<usize>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -204,6 +207,10 @@ pub struct Report {
     pub trace: TraceSummary,
     pub detectors: Vec<DetectorSummary>,
     pub races: Vec<RaceReport>,
+    /// Predicted deadlocks, when the `deadlock` detector ran
+    /// ([`crate::report_deadlock`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlocks: Option<Vec<crate::report_deadlock::DeadlockReport>>,
     /// With suppressions: the races they took out of `races`, per rule.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suppressed: Option<crate::triage::Suppressed>,
@@ -277,6 +284,7 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
             complete: r.outcome.complete,
             warnings_only: r.outcome.warnings_only,
             note: r.outcome.note.clone(),
+            deadlocks: (r.name == "deadlock").then_some(r.outcome.deadlocks.len()),
         })
         .collect();
     let races = a
@@ -313,6 +321,7 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
         },
         detectors,
         races,
+        deadlocks: crate::report_deadlock::build(a),
         suppressed: None,
         omitted: None,
         baseline: None,
@@ -379,6 +388,9 @@ pub fn to_text(r: &Report) -> String {
     } else {
         grouped_races(&mut s, r);
     }
+    for d in r.deadlocks.iter().flatten() {
+        crate::report_deadlock::text_block(&mut s, d);
+    }
     match &r.traces {
         None => {
             let _ = writeln!(
@@ -413,12 +425,12 @@ pub fn to_text(r: &Report) -> String {
     }
     for d in &r.detectors {
         let noun = if d.warnings_only { "warning" } else { "race" };
-        let plural = if d.races == 1 { "" } else { "s" };
-        let _ = write!(
-            s,
-            "{:>8}: {} {noun}{plural} in {:.3} s",
-            d.name, d.races, d.seconds
-        );
+        let (n, noun) = match d.deadlocks {
+            Some(n) => (n, "deadlock"),
+            None => (d.races, noun),
+        };
+        let plural = if n == 1 { "" } else { "s" };
+        let _ = write!(s, "{:>8}: {n} {noun}{plural} in {:.3} s", d.name, d.seconds);
         if d.warnings_only {
             let _ = write!(s, " (lockset is not sound: warnings may be false alarms)");
         }
@@ -644,7 +656,7 @@ pub fn to_sarif(r: &Report) -> String {
         }
         l
     };
-    let results: Vec<Value> = r
+    let mut results: Vec<Value> = r
         .races
         .iter()
         .map(|race| {
@@ -675,6 +687,12 @@ pub fn to_sarif(r: &Report) -> String {
             v
         })
         .collect();
+    results.extend(
+        r.deadlocks
+            .iter()
+            .flatten()
+            .map(crate::report_deadlock::sarif_result),
+    );
     // A trace cut short is the run's notification, not a result.
     let mut invocation = json!({"executionSuccessful": true});
     if let Some(sup) = &r.suppressed {
@@ -704,7 +722,9 @@ pub fn to_sarif(r: &Report) -> String {
                     {"id": "data-race", "shortDescription": {"text": "Predicted data race"},
                      "fullDescription": {"text": "Two conflicting accesses by different threads that some schedule of the program can run back to back."}},
                     {"id": "lockset-warning", "shortDescription": {"text": "Lockset warning"},
-                     "fullDescription": {"text": "Conflicting accesses not protected by a common lock; the lockset discipline is not sound, so this may be a false alarm."}}
+                     "fullDescription": {"text": "Conflicting accesses not protected by a common lock; the lockset discipline is not sound, so this may be a false alarm."}},
+                    {"id": "deadlock", "shortDescription": {"text": "Predicted deadlock"},
+                     "fullDescription": {"text": "Threads that some schedule of the program brings to each hold a lock the next one requests."}}
                 ]
             }},
             "invocations": [invocation],

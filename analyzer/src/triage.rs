@@ -36,10 +36,15 @@ fn access_key(location: &str, method: Option<&str>) -> String {
 
 fn fingerprint_of(variable: &str, mut accesses: [String; 2]) -> String {
     accesses.sort();
-    // FNV-1a: a fixed, documented function (std's hasher may change between releases,
-    // and fingerprints are compared across jrace versions).
+    fnv_fingerprint(&["v1", variable, &accesses[0], &accesses[1]])
+}
+
+/// 16 hex digits of FNV-1a 64 over `parts`, each ended by a zero byte: a fixed,
+/// documented function (std's hasher may change between releases, and fingerprints are
+/// compared across jrace versions).
+pub fn fnv_fingerprint(parts: &[&str]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in ["v1", variable, &accesses[0], &accesses[1]] {
+    for part in parts {
         for &byte in part.as_bytes().iter().chain(&[0u8]) {
             h ^= byte as u64;
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
@@ -354,7 +359,10 @@ pub fn failing_races(report: &Report) -> usize {
         .filter(|r| r.baseline != Some("known"))
         .count();
     // Races left out by --max-races were never matched against rules or the baseline.
-    shown + report.omitted.as_ref().map_or(0, |o| o.count)
+    // A predicted deadlock fails a build like a race.
+    shown
+        + report.omitted.as_ref().map_or(0, |o| o.count)
+        + report.deadlocks.as_ref().map_or(0, Vec::len)
 }
 
 #[cfg(test)]
@@ -415,12 +423,14 @@ mod tests {
                 complete: None,
                 warnings_only: false,
                 note: None,
+                deadlocks: None,
             }],
             races,
             suppressed: None,
             omitted: None,
             baseline: None,
             traces: None,
+            deadlocks: None,
         }
     }
 

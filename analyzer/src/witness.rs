@@ -491,6 +491,36 @@ impl<'a> Facts<'a> {
         self.wake_wait.get(&i).copied()
     }
 
+    /// The dense index of event `i`'s thread and its position in that thread.
+    pub fn place(&self, i: u32) -> (u32, u32) {
+        (self.tix[i as usize], self.local[i as usize])
+    }
+
+    /// The events of dense thread `d`, in program order.
+    pub fn thread_events(&self, d: u32) -> &[u32] {
+        &self.threads[d as usize]
+    }
+
+    /// How many threads have events (dense indices `0..n`).
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// The `fork` event of dense thread `d`, if the trace has one.
+    pub fn fork_event(&self, d: u32) -> Option<u32> {
+        Some(self.fork_of[d as usize]).filter(|&f| f != NONE)
+    }
+
+    /// The dense index of thread `t`, if it has events.
+    pub fn dense_thread(&self, t: ThreadId) -> Option<u32> {
+        self.dense.get(&t).copied()
+    }
+
+    /// The `wait`s of the wakes matched with notify `i`.
+    pub fn notify_waits(&self, i: u32) -> &[u32] {
+        self.notify_waits.get(&i).map_or(&[], |v| v.as_slice())
+    }
+
     /// Whether read `i` is one no traced write explains ([`unexplained_reads`]).
     pub fn is_unexplained(&self, i: u32) -> bool {
         self.unexplained.contains(&i)
@@ -541,7 +571,10 @@ impl<'a> Facts<'a> {
         let e = self.ev(i);
         let sym = &self.trace.symbols;
         let target = if e.kind.is_access() {
-            format!("({})", sym.var_name(e.target))
+            // By name when the trace has its variables' names (a detector may validate
+            // with threads' and locks' names only).
+            let v = sym.vars.names().get(e.target as usize);
+            format!("({})", v.map_or("?", |v| v.as_str()))
         } else if e.kind.has_lock() {
             format!("({})", sym.lock_name(e.target))
         } else if e.kind.has_thread() {

@@ -147,6 +147,11 @@ pub const FLAG_NESTED: u8 = 2;
 /// detectors keep its recorded writer, not only its value (`value_keys` in the analyzer).
 pub const FLAG_JDK: u8 = 4;
 
+/// `Event::value` of an `acquire` that could not have blocked: a successful `tryLock`.
+/// Such an acquisition never waits for its lock, so it is never part of a deadlock. The
+/// `.std` format does not write it.
+pub const ACQUIRE_TRY: i64 = 1;
+
 /// One event. See [`Kind`] for what `target` and `value` mean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Event {
@@ -180,6 +185,10 @@ impl Event {
     /// True for re-entrant inner acquires/releases that do not synchronize.
     pub fn is_nested(&self) -> bool {
         self.flags & FLAG_NESTED != 0
+    }
+    /// True for an acquisition that could not have blocked ([`ACQUIRE_TRY`]).
+    pub fn is_try_acquire(&self) -> bool {
+        self.kind == Kind::Acquire && self.value == ACQUIRE_TRY
     }
     /// True for the JDK's own synchronization ([`FLAG_JDK`]).
     pub fn is_jdk(&self) -> bool {
