@@ -1408,8 +1408,11 @@ impl Cx<'_> {
         }
         self.t.last = s;
         let mut e = Event::new(self.t.tid, kind, target, loc);
-        if let Some(v) = value {
-            e = e.with_value(v);
+        match value {
+            // An acquire's value is a mark ([`jrace_trace::ACQUIRE_TRY`]), not a value read.
+            Some(v) if kind == Kind::Acquire => e.value = v,
+            Some(v) => e = e.with_value(v),
+            None => {}
         }
         if self.jdk {
             if let Some(c) = self.t.open_calls.last_mut() {
@@ -2000,13 +2003,16 @@ impl Cx<'_> {
 
     // --- locks ---
 
-    unsafe fn acquire_obj(&mut self, obj: u64, o: jobject, loc: u32) {
+    /// `try_`: the acquisition could not have blocked (a successful `tryLock`), which the
+    /// deadlock detector must know ([`jrace_trace::ACQUIRE_TRY`]).
+    unsafe fn acquire_obj(&mut self, obj: u64, o: jobject, loc: u32, try_: bool) {
         let l = self.lock_id(obj, o);
         let c = self.t.held.entry(obj).or_insert((0, l));
         c.0 += 1;
         if c.0 == 1 {
             self.implicit_branch(obj, false, loc);
-            self.emit(Kind::Acquire, l, loc, None, true);
+            let value = try_.then_some(jrace_trace::ACQUIRE_TRY);
+            self.emit(Kind::Acquire, l, loc, value, true);
         }
     }
 
@@ -2030,7 +2036,7 @@ impl Cx<'_> {
             return;
         }
         let first = !self.t.held.contains_key(&obj);
-        self.acquire_obj(obj, o, loc);
+        self.acquire_obj(obj, o, loc, false);
         if self.jdk {
             if first {
                 self.sync_var(obj, "$monitor", loc, true, false);

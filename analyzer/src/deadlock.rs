@@ -215,9 +215,13 @@ fn lock_graph(events: &[Event]) -> (Edges, Vec<u32>, bool) {
     (edges, end_of, dropped)
 }
 
-/// Cycles of the lock graph with a distinct thread per edge: each is a list of
-/// (thread, held, requested), the requested lock of one being the held lock of the next.
-fn patterns(edges: &Edges, limit: usize) -> (Vec<Vec<(ThreadId, LockId, LockId)>>, bool) {
+/// A deadlock pattern: per thread of the cycle, (thread, held lock, requested lock), the
+/// requested lock of one being the held lock of the next.
+type Pattern = Vec<(ThreadId, LockId, LockId)>;
+
+/// The cycles of the lock graph with a distinct thread per edge, at most `limit` (the
+/// flag says whether there were more).
+fn patterns(edges: &Edges, limit: usize) -> (Vec<Pattern>, bool) {
     let mut succ: BTreeMap<LockId, Vec<LockId>> = BTreeMap::new();
     for &(h, l) in edges.keys() {
         succ.entry(h).or_default().push(l);
@@ -485,7 +489,10 @@ pub fn find_deadlocks(trace: &Trace, keep_schedules: bool) -> Found {
                 .zip(&lists)
                 .map(|(&k, list)| {
                     let x = list[k];
-                    (events[x.held_at as usize].loc, events[x.request as usize].loc)
+                    (
+                        events[x.held_at as usize].loc,
+                        events[x.request as usize].loc,
+                    )
                 })
                 .collect();
             s.sort_unstable();
@@ -611,8 +618,12 @@ pub fn check(facts: &Facts, schedule: &[usize], threads: &[DeadlockThread]) -> R
             ));
         }
         let e = &events[t.request as usize];
-        if e.kind != Kind::Acquire || e.is_nested() || e.is_try_acquire() || e.target != t.requests {
-            return Err(format!("event {} is not a blocking acquisition", t.request + 1));
+        if e.kind != Kind::Acquire || e.is_nested() || e.is_try_acquire() || e.target != t.requests
+        {
+            return Err(format!(
+                "event {} is not a blocking acquisition",
+                t.request + 1
+            ));
         }
         let holder = threads[(j + 1) % k].thread;
         if owner.get(&t.requests) != Some(&holder) || holder == t.thread {

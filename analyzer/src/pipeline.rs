@@ -184,7 +184,10 @@ pub fn analyze(
     }
     if let (Some(t), Some(ds)) = (&trace, rep.deadlocks.as_mut()) {
         let found = analysis.runs.iter().find(|r| r.name == "deadlock");
-        for (d, f) in ds.iter_mut().zip(found.into_iter().flat_map(|r| &r.outcome.deadlocks)) {
+        for (d, f) in ds
+            .iter_mut()
+            .zip(found.into_iter().flat_map(|r| &r.outcome.deadlocks))
+        {
             d.witness = f
                 .schedule
                 .as_deref()

@@ -60,6 +60,9 @@ pub fn to_html(r: &Report, source: &str, generator: &str, views: &WitnessPages) 
         race_block(&mut o, r, race, source, views);
     }
     let _ = writeln!(o, "</div>");
+    if let Some(ds) = &r.deadlocks {
+        deadlocks(&mut o, ds);
+    }
     let _ = write!(
         o,
         "<footer>{} &middot; the JSON report (<code>--format json</code>) has every field, \
@@ -67,6 +70,44 @@ pub fn to_html(r: &Report, source: &str, generator: &str, views: &WitnessPages) 
         esc(generator)
     );
     o
+}
+
+/// The predicted deadlocks: per deadlock, each thread's held and requested lock with
+/// where it took and requests them.
+fn deadlocks(o: &mut String, ds: &[crate::report_deadlock::DeadlockReport]) {
+    let _ = writeln!(o, "<h2>Deadlocks</h2>");
+    if ds.is_empty() {
+        let _ = writeln!(o, "<p class=\"none\">No deadlock was predicted.</p>");
+    }
+    for d in ds {
+        let _ = writeln!(
+            o,
+            "<details class=\"deadlock\" open><summary>Deadlock #{} ({} threads) \
+             <code>{}</code></summary>\n<ul>",
+            d.id,
+            d.threads.len(),
+            esc(&d.fingerprint)
+        );
+        for t in &d.threads {
+            let _ = writeln!(
+                o,
+                "<li>thread <b>{}</b> holds <code>{}</code> (taken at <code>{}</code>, event {}) \
+                 and requests <code>{}</code> at <code>{}</code> (event {})</li>",
+                esc(&t.thread),
+                esc(&t.holds),
+                esc(&t.held_at.location),
+                t.held_at.event,
+                esc(&t.requests),
+                esc(&t.requested_at.location),
+                t.requested_at.event
+            );
+        }
+        let _ = writeln!(
+            o,
+            "</ul><p>Reached by a validated schedule of {} events.</p></details>",
+            d.schedule_events
+        );
+    }
 }
 
 fn summary(o: &mut String, r: &Report) {

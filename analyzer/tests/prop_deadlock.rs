@@ -24,7 +24,13 @@ fn found(trace: &Trace) -> BTreeSet<Vec<usize>> {
     f.deadlocks
         .iter()
         .map(|d| {
-            let s: Vec<usize> = d.schedule.as_ref().unwrap().iter().map(|&i| i as usize).collect();
+            let s: Vec<usize> = d
+                .schedule
+                .as_ref()
+                .unwrap()
+                .iter()
+                .map(|&i| i as usize)
+                .collect();
             assert_eq!(s.len() as u64, d.schedule_len);
             check(&facts, &s, &d.threads).unwrap();
             requests(d)
@@ -69,8 +75,13 @@ fn every_reported_deadlock_is_predictable() {
             }
         }
     }
-    eprintln!("reported {reported}; oracle two-thread deadlocks {oracle_two}, not reported {missed_two}");
-    assert!(reported >= 20, "too few deadlocks to test anything: {reported}");
+    eprintln!(
+        "reported {reported}; oracle two-thread deadlocks {oracle_two}, not reported {missed_two}"
+    );
+    assert!(
+        reported >= 20,
+        "too few deadlocks to test anything: {reported}"
+    );
 }
 
 /// Classic inversion: t1 takes a then b, later t2 takes b then a.

@@ -485,7 +485,7 @@ impl Cx<'_> {
                         // unlock only.
                         self.sync_var(obj, "$writer", loc, true, false);
                     } else {
-                        self.acquire_obj(obj, lo, loc);
+                        self.acquire_obj(obj, lo, loc, op == LibOp::TryLock);
                         self.sync_var(obj, "$readers", loc, true, false);
                     }
                 } else if op == LibOp::Unlock && before {

@@ -1,0 +1,46 @@
+package deadlocks;
+
+import java.util.concurrent.locks.ReentrantLock;
+
+// The inversion's first thread only tries the second lock: tryLock fails instead of
+// waiting, so no schedule deadlocks.
+//
+// NODEADLOCK
+public class TryLock {
+    static final ReentrantLock a = new ReentrantLock();
+    static final ReentrantLock b = new ReentrantLock();
+    static int n;
+
+    public static void main(String[] args) throws Exception {
+        Thread t1 = After.start("trier", null, () -> {
+            a.lock();
+            try {
+                if (b.tryLock()) {
+                    try {
+                        n++;
+                    } finally {
+                        b.unlock();
+                    }
+                }
+            } finally {
+                a.unlock();
+            }
+        });
+        Thread t2 = After.start("locker", t1, () -> {
+            b.lock();
+            try {
+                a.lock();
+                try {
+                    n++;
+                } finally {
+                    a.unlock();
+                }
+            } finally {
+                b.unlock();
+            }
+        });
+        t1.join();
+        t2.join();
+        System.out.println("n=" + n);
+    }
+}
