@@ -33,8 +33,11 @@
 //! The closure is sound but not complete: deadlocks that need a critical section moved
 //! before an earlier one of its lock are not predicted.
 
+use crate::causal::barrier::{barrier_edges, ObjectIndex};
+use crate::causal::driver::{CutQueries, CutVerdict};
+use crate::causal::window::has_barriers;
 use crate::detector::{Detector, Outcome, RaceSink};
-use crate::witness::Facts;
+use crate::witness::{Facts, Model};
 use jrace_trace::{Event, Kind, LocId, LockId, Symbols, ThreadId, Trace};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
@@ -46,6 +49,10 @@ const MAX_PATTERNS: usize = 20_000;
 /// Acquisitions kept as instances of lock-graph edges at most (dropping some can only
 /// lose deadlocks).
 const MAX_INSTANCES: usize = 4_000_000;
+/// Solver queries for two-thread cycles the closure does not decide: per cycle, and in
+/// all (each bounded by the solver timeout).
+const MAX_QUERIES_PER_PATTERN: usize = 16;
+const MAX_QUERIES: usize = 64;
 const NONE: u32 = u32::MAX;
 
 /// One thread of a predicted deadlock: it holds `holds` (taken at event `held_at`) and
@@ -93,6 +100,17 @@ pub struct DeadlockDetector {
     events: Vec<Event>,
     /// Threads' and locks' names, for the validator's messages.
     names: Symbols,
+    /// The solver's options (window margin, timeout) for two-thread cycles.
+    opts: crate::causal::Options,
+}
+
+impl DeadlockDetector {
+    pub fn new(opts: crate::causal::Options) -> Self {
+        DeadlockDetector {
+            opts,
+            ..Default::default()
+        }
+    }
 }
 
 impl Detector for DeadlockDetector {
@@ -117,10 +135,13 @@ impl Detector for DeadlockDetector {
         let events = std::mem::take(&mut self.events);
         let trace = Trace {
             symbols: std::mem::take(&mut self.names),
+            has_branches: self
+                .opts
+                .branches
+                .unwrap_or_else(|| crate::causal::window::has_branches(&events)),
             events,
-            has_branches: false,
         };
-        let found = find_deadlocks(&trace, races.wants_schedules());
+        let found = find_deadlocks(&trace, races.wants_schedules(), &self.opts);
         let mut notes = Vec::new();
         if found.instances_dropped {
             notes.push(format!(
@@ -162,8 +183,13 @@ struct Instance {
     held_at: u32,
 }
 
-/// Lock-graph edges: (held, requested) → per thread, its instances in trace order.
-type Edges = BTreeMap<(LockId, LockId), BTreeMap<ThreadId, Vec<Instance>>>;
+/// Who takes a lock-graph edge: the thread, and where it took the held lock and requests
+/// the other (one deadlock per set of code locations is reported, so instances at other
+/// code are searched apart).
+type Owner = (ThreadId, LocId, LocId);
+
+/// Lock-graph edges: (held, requested) → per owner, its instances in trace order.
+type Edges = BTreeMap<(LockId, LockId), BTreeMap<Owner, Vec<Instance>>>;
 
 /// The lock graph of `events`, and for each event that takes a lock (an outermost
 /// acquire or a wake) the event that gives it back (release or wait), or [`NONE`].
@@ -188,7 +214,7 @@ fn lock_graph(events: &[Event]) -> (Edges, Vec<u32>, bool) {
                         edges
                             .entry((lock, e.target))
                             .or_default()
-                            .entry(e.thread)
+                            .entry((e.thread, events[at as usize].loc, e.loc))
                             .or_default()
                             .push(Instance {
                                 request: i,
@@ -217,7 +243,7 @@ fn lock_graph(events: &[Event]) -> (Edges, Vec<u32>, bool) {
 
 /// A deadlock pattern: per thread of the cycle, (thread, held lock, requested lock), the
 /// requested lock of one being the held lock of the next.
-type Pattern = Vec<(ThreadId, LockId, LockId)>;
+type Pattern = Vec<(Owner, LockId, LockId)>;
 
 /// The cycles of the lock graph with a distinct thread per edge, at most `limit` (the
 /// flag says whether there were more).
@@ -280,19 +306,19 @@ fn lock_cycles(
     true
 }
 
-/// Calls `f` with every choice of distinct threads, one per step's edge.
+/// Calls `f` with every choice of owners of distinct threads, one per step's edge.
 fn assign_threads(
     edges: &Edges,
     steps: &[(LockId, LockId)],
-    chosen: &mut Vec<ThreadId>,
-    f: &mut dyn FnMut(&[ThreadId]) -> bool,
+    chosen: &mut Vec<Owner>,
+    f: &mut dyn FnMut(&[Owner]) -> bool,
 ) -> bool {
     let j = chosen.len();
     if j == steps.len() {
         return f(chosen);
     }
     for &t in edges[&steps[j]].keys() {
-        if chosen.contains(&t) {
+        if chosen.iter().any(|c| c.0 == t.0) {
             continue;
         }
         chosen.push(t);
@@ -316,6 +342,9 @@ struct Closure<'f> {
     /// A critical section in the closure that never ends had to end: nothing closed
     /// contains this set.
     infeasible: bool,
+    /// BarrierPair edges into each event (calls into excluded code, every reachable set
+    /// taken as `*`): what must run before it.
+    before: &'f HashMap<u32, Vec<u32>>,
     /// Per dense thread: how many of its events are in the closure.
     upto: Vec<u32>,
     /// Per dense thread: how many of those have had their rules applied.
@@ -326,7 +355,12 @@ struct Closure<'f> {
 }
 
 impl<'f> Closure<'f> {
-    fn new(facts: &'f Facts<'f>, events: &'f [Event], end_of: &'f [u32]) -> Self {
+    fn new(
+        facts: &'f Facts<'f>,
+        events: &'f [Event],
+        end_of: &'f [u32],
+        before: &'f HashMap<u32, Vec<u32>>,
+    ) -> Self {
         let n = facts.thread_count();
         Closure {
             facts,
@@ -334,6 +368,7 @@ impl<'f> Closure<'f> {
             end_of,
             latest: HashMap::default(),
             infeasible: false,
+            before,
             upto: vec![0; n],
             done: vec![0; n],
             queue: Vec::new(),
@@ -433,14 +468,12 @@ impl<'f> Closure<'f> {
                     self.raise(c, len);
                 }
             }
-            Kind::Exit => {
-                // What excluded code read is unknown: everything before its return.
-                for u in 0..facts.thread_count() as u32 {
-                    let before = facts.thread_events(u).partition_point(|&x| x < i);
-                    self.raise(u, before as u32);
-                }
-            }
             _ => {}
+        }
+        if let Some(xs) = self.before.get(&i) {
+            for k in 0..xs.len() {
+                self.need(xs[k]);
+            }
         }
     }
 
@@ -457,9 +490,68 @@ impl<'f> Closure<'f> {
     }
 }
 
+/// The sync-preserving search for one pattern (module documentation): the earliest
+/// instances (indices into `lists`) whose closure leaves every request out, with the
+/// closure in trace order; `Some(None)` when there are none; `None` when `budget` ran
+/// out first. Also returns the work spent.
+fn sync_preserving(
+    facts: &Facts,
+    events: &[Event],
+    end_of: &[u32],
+    before: &HashMap<u32, Vec<u32>>,
+    lists: &[&[Instance]],
+    budget: u64,
+) -> (Option<Option<(Vec<usize>, Vec<usize>)>>, u64) {
+    let mut closure = Closure::new(facts, events, end_of, before);
+    let mut cur = vec![0usize; lists.len()];
+    let outcome = loop {
+        for (k, list) in cur.iter().zip(lists) {
+            let (d, l) = facts.place(list[*k].request);
+            closure.raise(d, l);
+        }
+        if !closure.close(budget) {
+            break None;
+        }
+        if closure.infeasible {
+            break Some(None);
+        }
+        let mut moved = false;
+        let mut exhausted = false;
+        for (k, list) in cur.iter_mut().zip(lists) {
+            while *k < list.len() && closure.contains(list[*k].request) {
+                *k += 1;
+                moved = true;
+            }
+            exhausted |= *k == list.len();
+        }
+        if exhausted {
+            break Some(None);
+        }
+        if !moved {
+            break Some(Some((cur, closure.schedule())));
+        }
+    };
+    (outcome, closure.work)
+}
+
+/// Instance pairs of a two-thread pattern for the solver, nearest first.
+fn solver_pairs(a: &[Instance], b: &[Instance]) -> Vec<(Instance, Instance)> {
+    const EACH: usize = 64;
+    let mut v: Vec<(Instance, Instance)> = a
+        .iter()
+        .take(EACH)
+        .flat_map(|&x| b.iter().take(EACH).map(move |&y| (x, y)))
+        .collect();
+    v.sort_by_key(|(x, y)| (x.request.abs_diff(y.request), x.request.min(y.request)));
+    v.truncate(MAX_QUERIES_PER_PATTERN);
+    v
+}
+
 /// Every predicted deadlock of `trace`, one per set of code locations, each with a
-/// validated schedule (kept in the result when `keep_schedules`).
-pub fn find_deadlocks(trace: &Trace, keep_schedules: bool) -> Found {
+/// validated schedule (kept in the result when `keep_schedules`). Two-thread cycles that
+/// the sync-preserving closure does not decide go to mcm's cut query (`opts`: its margin
+/// and timeout), whose schedules are validated in the maximal causal model.
+pub fn find_deadlocks(trace: &Trace, keep_schedules: bool, opts: &crate::causal::Options) -> Found {
     let events = &trace.events;
     let (edges, end_of, instances_dropped) = lock_graph(events);
     let mut found = Found {
@@ -473,102 +565,119 @@ pub fn find_deadlocks(trace: &Trace, keep_schedules: bool) -> Found {
     if over {
         found.undecided += 1;
     }
-    let facts = Facts::new(trace);
+    let mut facts = Facts::new(trace);
+    // Calls into excluded code order events as mcm orders them (every set as `*`).
+    let bp_edges = if has_barriers(events) {
+        barrier_edges(events, &ObjectIndex::default())
+    } else {
+        Vec::new()
+    };
+    facts.set_order_edges(&bp_edges);
+    let mut before: HashMap<u32, Vec<u32>> = HashMap::default();
+    for &(x, y) in &bp_edges {
+        before.entry(y).or_default().push(x);
+    }
+    let facts = facts;
+    let mut solver: Option<CutQueries> = None;
+    let mut queries = 0usize;
     // Closure work over all patterns: a few passes over the trace, at least.
     let budget = (events.len() as u64).saturating_mul(64).max(50_000_000);
     let mut spent = 0u64;
-    let mut seen = std::collections::HashSet::new();
+    // Signatures reported (read by the solver's loop while `report` adds to them).
+    let seen: std::cell::RefCell<std::collections::HashSet<Vec<(LocId, LocId)>>> =
+        Default::default();
+    let signature = |choice: &[Instance]| {
+        let mut s: Vec<(LocId, LocId)> = choice
+            .iter()
+            .map(|x| {
+                (
+                    events[x.held_at as usize].loc,
+                    events[x.request as usize].loc,
+                )
+            })
+            .collect();
+        s.sort_unstable();
+        s
+    };
     for pat in &pats {
         let lists: Vec<&[Instance]> = pat
             .iter()
-            .map(|&(t, h, l)| edges[&(h, l)][&t].as_slice())
+            .map(|&(o, h, l)| edges[&(h, l)][&o].as_slice())
             .collect();
-        let locs = |is: &[usize]| {
-            let mut s: Vec<(LocId, LocId)> = is
+        // Reports `choice` with `schedule` if it validates in `model`; whether it did.
+        let mut report = |choice: &[Instance], schedule: Vec<usize>, model: Model| -> bool {
+            let sig = signature(choice);
+            if seen.borrow().contains(&sig) {
+                return true;
+            }
+            let threads: Vec<DeadlockThread> = pat
                 .iter()
-                .zip(&lists)
-                .map(|(&k, list)| {
-                    let x = list[k];
-                    (
-                        events[x.held_at as usize].loc,
-                        events[x.request as usize].loc,
-                    )
+                .zip(choice)
+                .map(|(&((t, _, _), h, l), x)| DeadlockThread {
+                    thread: t,
+                    holds: h,
+                    held_at: x.held_at as u64,
+                    held_loc: events[x.held_at as usize].loc,
+                    requests: l,
+                    request: x.request as u64,
+                    request_loc: events[x.request as usize].loc,
                 })
                 .collect();
-            s.sort_unstable();
-            s
+            if check(&facts, model, &schedule, &threads).is_err() {
+                found.invalid += 1;
+                return false;
+            }
+            seen.borrow_mut().insert(sig);
+            found.deadlocks.push(Deadlock {
+                threads,
+                schedule_len: schedule.len() as u64,
+                schedule: keep_schedules.then(|| schedule.iter().map(|&i| i as u64).collect()),
+            });
+            true
         };
-        if spent >= budget {
-            found.undecided += 1;
+        let spd = if spent < budget {
+            let (o, work) =
+                sync_preserving(&facts, events, &end_of, &before, &lists, budget - spent);
+            spent += work;
+            o
+        } else {
+            None
+        };
+        if let Some(Some((cur, schedule))) = spd {
+            let choice: Vec<Instance> = cur.iter().zip(&lists).map(|(&k, l)| l[k]).collect();
+            report(&choice, schedule, Model::Rf);
             continue;
         }
-        let mut closure = Closure::new(&facts, events, &end_of);
-        let mut cur = vec![0usize; pat.len()];
-        let outcome = loop {
-            for (k, list) in cur.iter().zip(&lists) {
-                let r = list[*k].request;
-                let (d, l) = facts.place(r);
-                closure.raise(d, l);
+        // Not sync-preserving (or out of budget): for two threads, the solver.
+        if pat.len() != 2 {
+            found.undecided += u64::from(spd.is_none());
+            continue;
+        }
+        let mut undecided = spd.is_none();
+        for (x, y) in solver_pairs(lists[0], lists[1]) {
+            if seen.borrow().contains(&signature(&[x, y])) {
+                undecided = false;
+                break;
             }
-            if !closure.close(budget - spent) {
-                break None;
+            if queries >= MAX_QUERIES {
+                undecided = true;
+                break;
             }
-            if closure.infeasible {
-                break Some(false);
-            }
-            let mut moved = false;
-            let mut exhausted = false;
-            for (k, list) in cur.iter_mut().zip(&lists) {
-                while *k < list.len() && closure.contains(list[*k].request) {
-                    *k += 1;
-                    moved = true;
+            queries += 1;
+            let cq = solver
+                .get_or_insert_with(|| CutQueries::new(trace, &facts, bp_edges.clone(), opts));
+            match cq.decide(x.request as usize, y.request as usize) {
+                CutVerdict::Reached(schedule) => {
+                    if report(&[x, y], schedule, Model::Cf) {
+                        undecided = false;
+                        break;
+                    }
                 }
-                exhausted |= *k == list.len();
-            }
-            if exhausted {
-                break Some(false);
-            }
-            if !moved {
-                break Some(true);
-            }
-        };
-        spent += closure.work;
-        match outcome {
-            None => found.undecided += 1,
-            Some(false) => {}
-            Some(true) => {
-                if !seen.insert(locs(&cur)) {
-                    continue;
-                }
-                let threads: Vec<DeadlockThread> = pat
-                    .iter()
-                    .zip(&cur)
-                    .zip(&lists)
-                    .map(|((&(t, h, l), &k), list)| {
-                        let x = list[k];
-                        DeadlockThread {
-                            thread: t,
-                            holds: h,
-                            held_at: x.held_at as u64,
-                            held_loc: events[x.held_at as usize].loc,
-                            requests: l,
-                            request: x.request as u64,
-                            request_loc: events[x.request as usize].loc,
-                        }
-                    })
-                    .collect();
-                let schedule = closure.schedule();
-                if check(&facts, &schedule, &threads).is_err() {
-                    found.invalid += 1;
-                    continue;
-                }
-                found.deadlocks.push(Deadlock {
-                    threads,
-                    schedule_len: schedule.len() as u64,
-                    schedule: keep_schedules.then(|| schedule.iter().map(|&i| i as u64).collect()),
-                });
+                CutVerdict::Unreachable => {}
+                CutVerdict::Unknown => undecided = true,
             }
         }
+        found.undecided += u64::from(undecided);
     }
     found
         .deadlocks
@@ -578,9 +687,14 @@ pub fn find_deadlocks(trace: &Trace, keep_schedules: bool) -> Found {
 
 /// Checks that `schedule` is a correct reordering of the trace after which every thread
 /// of the cycle requests its lock next while the next thread of the cycle holds it.
-pub fn check(facts: &Facts, schedule: &[usize], threads: &[DeadlockThread]) -> Result<(), String> {
+pub fn check(
+    facts: &Facts,
+    model: Model,
+    schedule: &[usize],
+    threads: &[DeadlockThread],
+) -> Result<(), String> {
     facts
-        .validate_prefix(schedule)
+        .validate_prefix_model(model, schedule)
         .map_err(|e| format!("not a correct reordering: {e:?}"))?;
     let events = &facts.trace().events;
     let mut owner: HashMap<LockId, ThreadId> = HashMap::default();

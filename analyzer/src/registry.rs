@@ -89,10 +89,10 @@ pub const REGISTRY: &[DetectorInfo] = &[
     },
     DetectorInfo {
         name: "deadlock",
-        promise: "lock-order cycles that a reordering of the run reaches, each with a validated schedule (every deadlock is real)",
+        promise: "lock-order cycles that a reordering of the run reaches (sync-preserving closure, z3 for two threads), each with a validated schedule (every deadlock is real)",
         must_witness: false,
         barrier_aware: false,
-        make: |_| Box::new(deadlock::DeadlockDetector::default()),
+        make: |o| Box::new(deadlock::DeadlockDetector::new(o.causal())),
     },
 ];
 

@@ -974,6 +974,15 @@ impl<'a> Facts<'a> {
         self.walk(schedule, false)
     }
 
+    /// Like [`Facts::validate_prefix`], in the given feasibility model.
+    pub fn validate_prefix_model(
+        &self,
+        model: Model,
+        schedule: &[usize],
+    ) -> Result<(), WitnessError> {
+        self.walk_with(Sim::with_model(self, model), schedule, false)
+    }
+
     fn check_race_shape(&self, schedule: &[usize]) -> Result<(), WitnessError> {
         let k = schedule.len();
         let n = self.trace.events.len();
@@ -1019,9 +1028,12 @@ impl<'a> Facts<'a> {
     }
 
     fn walk(&self, schedule: &[usize], race: bool) -> Result<(), WitnessError> {
+        self.walk_with(Sim::new(self), schedule, race)
+    }
+
+    fn walk_with(&self, mut sim: Sim, schedule: &[usize], race: bool) -> Result<(), WitnessError> {
         let n = self.trace.events.len();
         let k = schedule.len();
-        let mut sim = Sim::new(self);
         for (s, &i) in schedule.iter().enumerate() {
             if i >= n {
                 return Err(out_of_range(s + 1, i, n));

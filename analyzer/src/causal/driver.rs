@@ -655,6 +655,80 @@ fn solve_window(
     stats.solve_ms += solve_ns.into_inner() / 1_000_000;
 }
 
+/// mcm's cut query for two events of any kind, outside the race search: whether some
+/// schedule of the maximal causal model runs the threads of `a` and `b` exactly up to
+/// them (the `deadlock` detector asks it for two lock requests). One window around the
+/// pair, `opts.margin` events on each side, as mcm's queries; what comes before it runs
+/// as recorded.
+pub struct CutQueries<'a> {
+    g: Global<'a>,
+    opts: Options,
+}
+
+/// What [`CutQueries::decide`] says.
+#[derive(Debug, PartialEq, Eq)]
+pub enum CutVerdict {
+    /// A schedule of the events before the cut (global indices, the recorded prefix of
+    /// the window included), to be validated in model cf.
+    Reached(Vec<usize>),
+    /// No schedule reaches it.
+    Unreachable,
+    /// The solver could not tell in time.
+    Unknown,
+}
+
+impl<'a> CutQueries<'a> {
+    /// `facts` must carry the BarrierPair edges `bp_edges` (every set taken as `*`) when
+    /// the trace has calls into excluded code.
+    pub fn new(
+        trace: &'a Trace,
+        facts: &'a Facts<'a>,
+        bp_edges: Vec<(u32, u32)>,
+        opts: &Options,
+    ) -> Self {
+        let mut g = Global::new(&trace.events, facts, Some(trace.has_branches));
+        g.bp_edges = bp_edges;
+        CutQueries {
+            g,
+            opts: opts.clone(),
+        }
+    }
+
+    /// Decides the cut at events `a` and `b` (global indices, different threads).
+    pub fn decide(&self, a: usize, b: usize) -> CutVerdict {
+        let n = self.g.events.len();
+        let (lo, hi) = (a.min(b), a.max(b));
+        let start = lo.saturating_sub(self.opts.margin);
+        let end = hi.saturating_add(1 + self.opts.margin).min(n);
+        let mut carry = Carry::default();
+        carry.advance(&self.g, start);
+        let w = Window::build(&self.g, &carry, start, end);
+        let (sa, sb) = ((a - start) as u32, (b - start) as u32);
+        let Some(q) = mcm_query(&w, sa, sb) else {
+            return CutVerdict::Unreachable;
+        };
+        let ans = with_solver(self.opts.timeout_ms, None, |z| {
+            z.push();
+            z.assert_all(&q);
+            let mut ans = z.check(&q.events);
+            z.pop(&[]);
+            if let Answer::Sat { order, cut } = &mut ans {
+                place_unconstrained(&w, &q, order, cut);
+            }
+            ans
+        });
+        match ans {
+            Answer::Sat { order, cut } => {
+                let mut tail = schedule(&w, Policy::Mcm, sa, sb, order, cut);
+                tail.truncate(tail.len() - 2); // the pair itself
+                CutVerdict::Reached((0..start).chain(tail).collect())
+            }
+            Answer::Unsat => CutVerdict::Unreachable,
+            Answer::Unknown => CutVerdict::Unknown,
+        }
+    }
+}
+
 /// The witness from a model (docs/DETECTORS.md#witnesses): the events before the cut (said: before the
 /// earlier of the pair), by (order value, trace index), then the pair; global indices,
 /// relative to the window start (the recorded prefix is implied).
