@@ -7,7 +7,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use jrace_analyzer::{
-    engine, pipeline, registry, report, report_html, triage, witness, witness_view,
+    engine, pipeline, registry, report, report_deadlock, report_html, triage, witness, witness_view,
 };
 use jrace_trace::tree::{self, Mode};
 use jrace_trace::EventSource;
@@ -96,6 +96,9 @@ column. Colour only when standard output is a terminal and NO_COLOR is unset.\n\
 The schedule is in canonical form: of the orders that keep every two dependent events \
 (same thread, same lock, same variable with a write) as the witness found them, the one \
 that runs the earliest recorded event first, so it follows the recording as long as it can.\n\n\
+With --deadlock ID (a deadlock of `jrace analyze -d deadlock`), the view shows the schedule \
+that reaches the deadlock and ends with one `>>` row per thread of the cycle: the request \
+it blocks on.\n\n\
 Examples:\n  jrace witness examples/bank.std --race 2\n  jrace witness examples/bank.std --race 2 --context 5 --wide\n  jrace witness examples/bank.std --race 2 --minimize\n  jrace witness examples/bank.std --race 2 --html race2.html";
 
 #[derive(clap::Args)]
@@ -103,8 +106,16 @@ struct WitnessArgs {
     /// A `.std` file or a trace directory written by the recorder.
     trace: PathBuf,
     /// The race id, as in `jrace analyze`'s report with the same detectors.
+    #[arg(
+        long,
+        value_name = "ID",
+        required_unless_present = "deadlock",
+        conflicts_with = "deadlock"
+    )]
+    race: Option<u64>,
+    /// Show a predicted deadlock's schedule instead: its id in `jrace analyze -d deadlock`.
     #[arg(long, value_name = "ID")]
-    race: u64,
+    deadlock: Option<u64>,
     /// Comma-separated detectors, or `all` (the same default as `analyze`).
     #[arg(short, long, value_delimiter = ',', default_value = "hb,shb,wcp")]
     detectors: Vec<String>,
@@ -131,7 +142,7 @@ fn parse_tree_mode(s: &str) -> std::result::Result<Mode, String> {
     Mode::parse(s).ok_or_else(|| format!("expected hb, hybrid or lockset, found `{s}`"))
 }
 
-const DETECTOR_HELP: &str = "Detectors (-d):\n  hb       happens-before with vector clocks; sound for the first race only\n  shb      schedulable happens-before; every race it reports is real\n  m2       M2; every race it reports is real; complete for 2 threads and says\n           when it is complete; about 3x hb's time on two cores\n  wcp      weak causal precedence; finds races hb misses by reordering critical sections\n  cp       causally-precedes; between hb and wcp\n  lockset  Eraser's lockset; warnings only, not sound\n  mcm      maximal causal model (z3): every race is real, and with branches recorded it\n           finds every race any sound detector can from this trace, within its windows\n  said     whole-trace read-write consistency (z3): every race is real; fewer than mcm\n  rdit     mcm for traces recorded with --barrier-pairs: a call into excluded code orders\n           only events on the objects it can reach (mcm and said order everything around\n           it); every race is real if excluded code touches nothing else\n  all      every detector above\nDefault: hb,shb,wcp.\n\nTREE (--tree[=MODE], or a trace recorded with `jrace record --tree`): redundant accesses\nare dropped; only hb and lockset (mode hb) or lockset (modes hybrid, lockset) may read\nsuch a trace, and they report the same race signatures as on the whole trace.\n\nWith --witness, each race carries a schedule that makes its two accesses adjacent, checked\nagainst the trace's rules (locks, fork/join, wait/notify, every read keeps its writer), or\nnull when none is found.";
+const DETECTOR_HELP: &str = "Detectors (-d):\n  hb       happens-before with vector clocks; sound for the first race only\n  shb      schedulable happens-before; every race it reports is real\n  m2       M2; every race it reports is real; complete for 2 threads and says\n           when it is complete; about 3x hb's time on two cores\n  wcp      weak causal precedence; finds races hb misses by reordering critical sections\n  cp       causally-precedes; between hb and wcp\n  lockset  Eraser's lockset; warnings only, not sound\n  mcm      maximal causal model (z3): every race is real, and with branches recorded it\n           finds every race any sound detector can from this trace, within its windows\n  said     whole-trace read-write consistency (z3): every race is real; fewer than mcm\n  rdit     mcm for traces recorded with --barrier-pairs: a call into excluded code orders\n           only events on the objects it can reach (mcm and said order everything around\n           it); every race is real if excluded code touches nothing else\n  deadlock predicted deadlocks, not races: lock-order cycles that a reordering of the run\n           reaches (sync-preserving closure; z3 for two threads); every deadlock is real\n           and has a validated schedule (`jrace witness --deadlock`, `jrace replay\n           --deadlock`)\n  all      every detector above\nDefault: hb,shb,wcp.\n\nTREE (--tree[=MODE], or a trace recorded with `jrace record --tree`): redundant accesses\nare dropped; only hb and lockset (mode hb) or lockset (modes hybrid, lockset) may read\nsuch a trace, and they report the same race signatures as on the whole trace.\n\nWith --witness, each race carries a schedule that makes its two accesses adjacent, checked\nagainst the trace's rules (locks, fork/join, wait/notify, every read keeps its writer), or\nnull when none is found.";
 
 const RECORD_HELP: &str = "The program's standard streams pass through untouched; jrace prints \
 nothing of its own (DIR/record.log has the summary, DIR/agent.log the agent's messages). \
@@ -790,42 +801,13 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
 }
 
 fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
-    let names = detector_names(&args.detectors)?;
     let path = args.trace.clone();
-    let (rep, trace) = analyze_for_race(
-        &args.trace,
-        &|| open(&path),
-        &names,
-        args.race,
-        args.minimize,
-    )?;
-    let Some(race) = rep.races.iter().find(|r| r.id == args.race) else {
-        if rep.races.is_empty() {
-            bail!(
-                "no race {} in {}: detectors {} report no race",
-                args.race,
-                args.trace.display(),
-                names.join(",")
-            );
-        }
-        bail!(
-            "no race {} in {}: detectors {} report races 1 to {}",
-            args.race,
-            args.trace.display(),
-            names.join(","),
-            rep.races.len()
-        );
+    let view = match (args.race, args.deadlock) {
+        (Some(id), _) => race_view(args, &|| open(&path), id)?,
+        (None, Some(id)) => deadlock_view(&args.trace, &|| open(&path), id)?,
+        (None, None) => bail!("--race ID or --deadlock ID"),
     };
-    let view = witness_view::View::new(&trace, race)
-        .map_err(|e| {
-            anyhow!(
-                "race {} ({} on {}) has no witness to show: {e}",
-                race.id,
-                race.kind,
-                race.variable
-            )
-        })?
-        .expand_prefix(args.context);
+    let view = view.expand_prefix(args.context);
     if let Some(file) = &args.html {
         let name = args
             .trace
@@ -847,6 +829,83 @@ fn witness_cmd(args: &WitnessArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The deadlocks of `jrace analyze -d deadlock --witness` on `path`, and the trace.
+fn analyze_for_deadlocks(
+    path: &Path,
+    reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
+) -> Result<(Vec<report_deadlock::DeadlockReport>, jrace_trace::Trace)> {
+    let how = How {
+        witness: true,
+        ..How::default()
+    };
+    let (rep, trace) = analyze_source_tree(
+        path,
+        reopen,
+        Some(&["deadlock"]),
+        None,
+        &Default::default(),
+        how,
+    )?;
+    Ok((
+        rep.deadlocks.unwrap_or_default(),
+        trace.expect("a witness analysis reads the whole trace"),
+    ))
+}
+
+/// The view of deadlock `id` of `jrace analyze -d deadlock` on `path`.
+fn deadlock_view(
+    path: &Path,
+    reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
+    id: u64,
+) -> Result<witness_view::View> {
+    let (all, trace) = analyze_for_deadlocks(path, reopen)?;
+    let Some(d) = all.iter().find(|d| d.id == id) else {
+        if all.is_empty() {
+            bail!("no deadlock {id} in {}: none is predicted", path.display());
+        }
+        bail!(
+            "no deadlock {id} in {}: deadlocks 1 to {} are predicted",
+            path.display(),
+            all.len()
+        );
+    };
+    witness_view::View::for_deadlock(&trace, d)
+        .map_err(|e| anyhow!("deadlock {id} has no schedule to show: {e}"))
+}
+
+/// The view of race `id` of `jrace analyze --witness` with `args`' detectors.
+fn race_view(
+    args: &WitnessArgs,
+    reopen: &dyn Fn() -> Result<Box<dyn EventSource>>,
+    id: u64,
+) -> Result<witness_view::View> {
+    let names = detector_names(&args.detectors)?;
+    let (rep, trace) = analyze_for_race(&args.trace, reopen, &names, id, args.minimize)?;
+    let Some(race) = rep.races.iter().find(|r| r.id == id) else {
+        if rep.races.is_empty() {
+            bail!(
+                "no race {id} in {}: detectors {} report no race",
+                args.trace.display(),
+                names.join(",")
+            );
+        }
+        bail!(
+            "no race {id} in {}: detectors {} report races 1 to {}",
+            args.trace.display(),
+            names.join(","),
+            rep.races.len()
+        );
+    };
+    witness_view::View::new(&trace, race).map_err(|e| {
+        anyhow!(
+            "race {} ({} on {}) has no witness to show: {e}",
+            race.id,
+            race.kind,
+            race.variable
+        )
+    })
 }
 
 /// The witness views an HTML report embeds, at most this many: each is a page of its own.

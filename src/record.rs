@@ -131,6 +131,16 @@ fn default_dir() -> PathBuf {
 /// directory. A command whose program is not `java` (a launcher script, Maven) gets the
 /// agent through `JAVA_TOOL_OPTIONS` instead.
 pub fn record(o: &RecordOptions, command: &[String]) -> Result<(PathBuf, ExitStatus)> {
+    record_watching(o, command, None)
+}
+
+/// [`record`], calling `watch` every 50 ms while the program runs; the program is killed
+/// when it returns true (`jrace replay --deadlock` ends a deadlocked JVM).
+pub fn record_watching(
+    o: &RecordOptions,
+    command: &[String],
+    watch: Option<&mut dyn FnMut() -> bool>,
+) -> Result<(PathBuf, ExitStatus)> {
     let Some((prog, args)) = command.split_first() else {
         bail!("no command to record: expected `-- java [JVM options] MAIN [args]`");
     };
@@ -158,9 +168,26 @@ pub fn record(o: &RecordOptions, command: &[String]) -> Result<(PathBuf, ExitSta
             .env("JAVA_TOOL_OPTIONS", format!("{prev} {opt}").trim());
     }
     let started = std::time::Instant::now();
-    let status = cmd
-        .status()
-        .with_context(|| format!("cannot run `{prog}`"))?;
+    let status = match watch {
+        None => cmd
+            .status()
+            .with_context(|| format!("cannot run `{prog}`"))?,
+        Some(watch) => {
+            let mut child = cmd
+                .spawn()
+                .with_context(|| format!("cannot run `{prog}`"))?;
+            loop {
+                if let Some(st) = child.try_wait()? {
+                    break st;
+                }
+                if watch() {
+                    let _ = child.kill();
+                    break child.wait()?;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    };
     let mut log = format!(
         "command: {}\nagent option: {opt}\nexit status: {}\nwall time: {:.3} s\n",
         command.join(" "),

@@ -38,7 +38,11 @@ recorded into DIR too. The last line says what happened:\n\n\
   diverged at THREAD event K: expected KIND@LOC, found KIND@LOC\n\
   timed out at step I of N: ...                   gating stopped at the deadline\n\
   not reproduced: ...                             the program ended first, or the accesses ran apart\n\n\
-Exit status: 0 reproduced, 1 otherwise, 2 bad usage or input.\n\n\
+With --deadlock ID (a deadlock of `jrace analyze -d deadlock`), the schedule leads the \
+threads of the cycle to their requests and lets them go; once the JVM's own thread dump \
+(`jcmd PID Thread.print`, saved as DIR/thread-dump.txt) shows the deadlock, the program is \
+ended and the line reads `deadlocked: ...`.\n\n\
+Exit status: 0 reproduced (or deadlocked), 1 otherwise, 2 bad usage or input.\n\n\
 Example:\n  jrace record -o bank.trace -- java -cp classes demo.Bank\n  jrace replay bank.trace --race 1 -- java -cp classes demo.Bank";
 
 #[derive(clap::Args)]
@@ -46,8 +50,18 @@ pub struct ReplayArgs {
     /// A trace directory written by the recorder.
     trace: PathBuf,
     /// The race id, as in `jrace analyze`'s report with the same detectors.
+    #[arg(
+        long,
+        value_name = "ID",
+        required_unless_present = "deadlock",
+        conflicts_with = "deadlock"
+    )]
+    race: Option<u64>,
+    /// Drive the program into a predicted deadlock instead: its id in `jrace analyze -d
+    /// deadlock`. The result is `deadlocked` when the JVM's own thread dump shows the
+    /// deadlock (saved as DIR/thread-dump.txt); the program is then ended.
     #[arg(long, value_name = "ID")]
-    race: u64,
+    deadlock: Option<u64>,
     /// Comma-separated detectors, or `all` (the same default as `analyze`).
     #[arg(short, long, value_delimiter = ',', default_value = "hb,shb,wcp")]
     detectors: Vec<String>,
@@ -63,10 +77,13 @@ pub struct ReplayArgs {
     command: Vec<String>,
 }
 
-/// The race's witness as a schedule of per-thread event numbers.
+/// A witness as a schedule of per-thread event numbers: a race's (`deadlock` 0: its last
+/// two steps are the racing pair) or a deadlock's (its last `deadlock` steps are the
+/// requests).
 fn schedule(
     trace: &jrace_trace::Trace,
-    race: &jrace_analyzer::report::RaceReport,
+    (id, subject): (u64, &str),
+    deadlock: usize,
     steps: &[jrace_analyzer::report::WitnessStep],
 ) -> Result<Schedule> {
     let sym = &trace.symbols;
@@ -126,8 +143,9 @@ fn schedule(
         st.hold = may_hold(&events, i);
     }
     Ok(Schedule {
-        race: race.id,
-        variable: race.variable.clone(),
+        race: id,
+        variable: subject.to_string(),
+        deadlock,
         threads: keys
             .into_iter()
             .zip(&names)
@@ -287,11 +305,20 @@ fn describe_status(r: &ReplayResult, variable: &str) -> String {
         ),
         Status::Timeout => format!("timed out at {}", waiting()),
         Status::Exited => format!("not reproduced: the program ended first ({})", waiting()),
+        Status::Released => {
+            "not reproduced: the threads were let go to their requests, but the JVM's thread dump shows no deadlock".into()
+        }
+        Status::NoDeadlock => match &r.first {
+            Some(a) => format!(
+                "not reproduced: {} got the lock it requests at {} (event {})",
+                a.thread, a.loc, a.k
+            ),
+            None => "not reproduced: a request got its lock".into(),
+        },
     }
 }
 
 pub fn replay_cmd(args: &ReplayArgs) -> Result<ExitCode> {
-    let names = crate::detector_names(&args.detectors)?;
     if !(args.timeout >= 0.0 && args.timeout.is_finite()) {
         bail!(
             "--timeout: expected a number of seconds, found {}",
@@ -304,18 +331,201 @@ pub fn replay_cmd(args: &ReplayArgs) -> Result<ExitCode> {
             args.trace.display()
         );
     }
+    match (args.race, args.deadlock) {
+        (Some(id), _) => replay_race(args, id),
+        (None, Some(id)) => replay_deadlock(args, id),
+        (None, None) => bail!("--race ID or --deadlock ID"),
+    }
+}
+
+/// The replay directory: `-o DIR`, or a new one under the temporary directory.
+fn replay_dir(args: &ReplayArgs, what: &str) -> Result<PathBuf> {
+    let dir = match &args.output {
+        Some(d) => d.clone(),
+        None => {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            std::env::temp_dir().join(format!("jrace-replay-{secs}-{}-{what}", std::process::id()))
+        }
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir.canonicalize().unwrap_or(dir))
+}
+
+/// Writes `sched` into `dir` and the agent options that enforce it.
+fn prepare(args: &ReplayArgs, dir: &Path, sched: &Schedule) -> Result<record::RecordOptions> {
+    let file = dir.join("replay.schedule");
+    if file.to_string_lossy().contains(',') {
+        bail!(
+            "the replay directory may not contain a comma: {}",
+            dir.display()
+        );
+    }
+    std::fs::write(&file, sched.to_text())
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    let _ = std::fs::remove_file(dir.join(RESULT_FILE));
+    let mut opts = recorded_options(&args.trace, dir);
+    opts.agent_extra = Some(format!(
+        "replay={},replay_timeout={}",
+        file.display(),
+        args.timeout
+    ));
+    Ok(opts)
+}
+
+/// Where the JDK's `jcmd` is: next to `$JAVA_HOME/bin/java`, or next to the command's
+/// `java` (symbolic links resolved), or on the PATH.
+fn jcmd(command: &[String]) -> PathBuf {
+    if let Some(h) = std::env::var_os("JAVA_HOME") {
+        let p = Path::new(&h).join("bin/jcmd");
+        if p.is_file() {
+            return p;
+        }
+    }
+    let java = command.first().map(PathBuf::from).and_then(|j| {
+        if j.components().count() > 1 {
+            Some(j)
+        } else {
+            std::env::var_os("PATH").and_then(|path| {
+                std::env::split_paths(&path)
+                    .map(|d| d.join(&j))
+                    .find(|p| p.is_file())
+            })
+        }
+    });
+    if let Some(p) = java
+        .and_then(|j| j.canonicalize().ok())
+        .and_then(|j| j.parent().map(|d| d.join("jcmd")))
+        .filter(|p| p.is_file())
+    {
+        return p;
+    }
+    PathBuf::from("jcmd")
+}
+
+/// The JVM's own thread dump of process `pid` (`jcmd PID Thread.print`), if it answers.
+fn thread_dump(jcmd: &Path, pid: u32) -> Option<String> {
+    let out = std::process::Command::new(jcmd)
+        .arg(pid.to_string())
+        .arg("Thread.print")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn replay_deadlock(args: &ReplayArgs, id: u64) -> Result<ExitCode> {
     let path = args.trace.clone();
-    let (rep, trace) = crate::analyze_for_race(
-        &args.trace,
-        &|| crate::open(&path),
-        &names,
-        args.race,
-        false,
-    )?;
-    let Some(race) = rep.races.iter().find(|r| r.id == args.race) else {
+    let (all, trace) = crate::analyze_for_deadlocks(&args.trace, &|| crate::open(&path))?;
+    let Some(d) = all.iter().find(|d| d.id == id) else {
+        bail!(
+            "no deadlock {id} in {}: {}",
+            args.trace.display(),
+            match all.len() {
+                0 => "none is predicted".to_string(),
+                n => format!("deadlocks 1 to {n} are predicted"),
+            }
+        );
+    };
+    let Some(witness) = &d.witness else {
+        bail!("deadlock {id} has no schedule to replay");
+    };
+    // The schedule, then each thread's request.
+    let mut steps = witness.clone();
+    for t in &d.threads {
+        steps.push(jrace_analyzer::report::WitnessStep {
+            thread: t.thread.as_str().into(),
+            event: t.requested_at.event,
+        });
+    }
+    let sched = schedule(&trace, (id, "deadlock"), d.threads.len(), &steps)?;
+    let dir = replay_dir(args, &format!("deadlock{id}"))?;
+    let opts = prepare(args, &dir, &sched)?;
+    let result = dir.join(RESULT_FILE);
+    let jcmd = jcmd(&args.command);
+    let dump_file = dir.join("thread-dump.txt");
+    let mut released_at: Option<std::time::Instant> = None;
+    let mut last_try: Option<std::time::Instant> = None;
+    let mut deadlocked = false;
+    // Once the threads are let go, ask the JVM for a thread dump every half second; end
+    // the program when the dump shows a deadlock, or a while after the timeout.
+    let mut watch = || {
+        let Some(r) = std::fs::read_to_string(&result)
+            .ok()
+            .and_then(|t| ReplayResult::parse(&t).ok())
+        else {
+            return false;
+        };
+        let now = std::time::Instant::now();
+        if r.status == Status::Released {
+            let since = *released_at.get_or_insert(now);
+            if last_try.is_none_or(|t| now - t >= std::time::Duration::from_millis(500))
+                && now - since >= std::time::Duration::from_millis(300)
+            {
+                last_try = Some(now);
+                if let Some(dump) = r.pid.and_then(|p| thread_dump(&jcmd, p)) {
+                    if dump.contains("Java-level deadlock") {
+                        let _ = std::fs::write(&dump_file, &dump);
+                        deadlocked = true;
+                        return true;
+                    }
+                }
+            }
+            // Not deadlocked after all, and the program does not end: end it.
+            return now - since > std::time::Duration::from_secs_f64(args.timeout + 5.0);
+        }
+        false
+    };
+    let (_, status) = record::record_watching(&opts, &args.command, Some(&mut watch))?;
+    eprintln!("jrace: replayed run recorded in {}", dir.display());
+    if deadlocked {
+        let cycle: Vec<String> = d
+            .threads
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} holds {} and waits for {} at {}",
+                    t.thread, t.holds, t.requests, t.requested_at.location
+                )
+            })
+            .collect();
+        println!(
+            "deadlocked: {} (the JVM's thread dump: {}); the program was ended",
+            cycle.join("; "),
+            dump_file.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = match std::fs::read_to_string(&result) {
+        Ok(t) => t,
+        Err(_) => {
+            println!(
+                "not reproduced: the agent wrote no result (the program exited with status {} \
+                 before the agent started, or the JVM did not load it)",
+                record::exit_code(status)
+            );
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let r = ReplayResult::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", result.display()))?;
+    println!("{}", describe(&r, "deadlock"));
+    Ok(ExitCode::from(1))
+}
+
+fn replay_race(args: &ReplayArgs, id: u64) -> Result<ExitCode> {
+    let names = crate::detector_names(&args.detectors)?;
+    let path = args.trace.clone();
+    let (rep, trace) =
+        crate::analyze_for_race(&args.trace, &|| crate::open(&path), &names, id, false)?;
+    let Some(race) = rep.races.iter().find(|r| r.id == id) else {
         bail!(
             "no race {} in {}: detectors {} report {}",
-            args.race,
+            id,
             args.trace.display(),
             names.join(","),
             match rep.races.len() {
@@ -332,39 +542,9 @@ pub fn replay_cmd(args: &ReplayArgs) -> Result<ExitCode> {
             race.variable
         );
     };
-    let sched = schedule(&trace, race, steps)?;
-    let dir = match &args.output {
-        Some(d) => d.clone(),
-        None => {
-            let secs = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0);
-            std::env::temp_dir().join(format!(
-                "jrace-replay-{secs}-{}-race{}",
-                std::process::id(),
-                race.id
-            ))
-        }
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let dir = dir.canonicalize().unwrap_or(dir);
-    let file = dir.join("replay.schedule");
-    if file.to_string_lossy().contains(',') {
-        bail!(
-            "the replay directory may not contain a comma: {}",
-            dir.display()
-        );
-    }
-    std::fs::write(&file, sched.to_text())
-        .with_context(|| format!("cannot write {}", file.display()))?;
-    let _ = std::fs::remove_file(dir.join(RESULT_FILE));
-    let mut opts = recorded_options(&args.trace, &dir);
-    opts.agent_extra = Some(format!(
-        "replay={},replay_timeout={}",
-        file.display(),
-        args.timeout
-    ));
+    let sched = schedule(&trace, (race.id, &race.variable), 0, steps)?;
+    let dir = replay_dir(args, &format!("race{}", race.id))?;
+    let opts = prepare(args, &dir, &sched)?;
     let (_, status) = record::record(&opts, &args.command)?;
     eprintln!("jrace: replayed run recorded in {}", dir.display());
     let result = dir.join(RESULT_FILE);

@@ -124,6 +124,92 @@ fn check(program: &str) {
     }
 }
 
+/// Replays per program with a deadlock; at least [`REPLAYS_NEEDED`] must deadlock.
+const REPLAYS: usize = 5;
+const REPLAYS_NEEDED: usize = 4;
+
+/// `jrace replay --deadlock 1` drives a new run of `program` into its deadlock: the
+/// verdict is `deadlocked`, the JVM's own thread dump shows it, and the program is ended.
+fn replays(program: &str) {
+    if !harness::java_ready("deadlocks/TwoLocks.class") {
+        return;
+    }
+    let main = format!("deadlocks.{program}");
+    let dir = scratch(&format!("{program}-replay"));
+    let trace = dir.join("trace");
+    let out = record(&trace, &[], &main, &[]);
+    assert!(
+        out.status.success(),
+        "recording {main}: {}",
+        text(&out.stderr)
+    );
+    let threads: Vec<String> = {
+        let a = jrace(&[
+            "analyze",
+            trace.to_str().unwrap(),
+            "-d",
+            "deadlock",
+            "--format",
+            "json",
+        ]);
+        let doc: Value = serde_json::from_slice(&a.stdout).unwrap();
+        doc["deadlocks"][0]["threads"]
+            .as_array()
+            .expect("one deadlock")
+            .iter()
+            .map(|t| t["thread"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let cp = harness::classes();
+    let mut verdicts = Vec::new();
+    for run in 0..REPLAYS {
+        let out_dir = dir.join(format!("replay-{run}"));
+        let r = jrace(&[
+            "replay",
+            trace.to_str().unwrap(),
+            "--deadlock",
+            "1",
+            "-o",
+            out_dir.to_str().unwrap(),
+            "--",
+            "java",
+            "-cp",
+            cp.to_str().unwrap(),
+            &main,
+        ]);
+        let verdict = text(&r.stdout).lines().last().unwrap_or("").to_owned();
+        if verdict.starts_with("deadlocked:") {
+            assert_eq!(r.status.code(), Some(0), "{verdict}");
+            let dump = std::fs::read_to_string(out_dir.join("thread-dump.txt")).unwrap();
+            assert!(dump.contains("Java-level deadlock"), "{dump}");
+            for t in &threads {
+                assert!(
+                    dump.contains(&format!("\"{t}\"")),
+                    "{t} not in the dump:\n{dump}"
+                );
+            }
+        } else {
+            assert_eq!(r.status.code(), Some(1), "{verdict}");
+        }
+        verdicts.push(verdict);
+    }
+    let reached = verdicts
+        .iter()
+        .filter(|v| v.starts_with("deadlocked:"))
+        .count();
+    assert!(
+        reached >= REPLAYS_NEEDED,
+        "{main}: {reached} of {REPLAYS} replays deadlocked: {verdicts:?}"
+    );
+}
+
+#[test]
+fn replay_reaches_the_deadlocks() {
+    for p in ["TwoLocks", "ThreeCycle", "Mixed", "Reordered"] {
+        replays(p);
+    }
+}
+
 #[test]
 fn classic_two_lock_inversion() {
     check("TwoLocks");

@@ -147,6 +147,8 @@ struct Replay {
     jdk_locs: Mutex<std::collections::HashSet<u32>>,
     /// `JRACE_REPLAY_DEBUG` set: log every hold to agent.log.
     debug: bool,
+    /// A deadlock's schedule: its requests were let go (`released` written).
+    released: AtomicBool,
 }
 
 #[derive(Default)]
@@ -266,6 +268,7 @@ pub fn start(file: &Path, dir: &Path, timeout_secs: f64) -> Result<(), String> {
         locs: Mutex::new(HashMap::from([(0, String::new())])),
         jdk_locs: Mutex::new(Default::default()),
         debug: std::env::var_os("JRACE_REPLAY_DEBUG").is_some(),
+        released: AtomicBool::new(false),
         s,
     };
     if REPLAY.set(r).is_err() {
@@ -577,6 +580,8 @@ impl Replay {
             return;
         };
         let st = &self.s.steps[j];
+        let n = self.s.steps.len();
+        let requests = n - self.s.deadlock;
         me.last_hold.set(st.hold);
         if st.kind != kind || self.loc_ids[j].load(Ordering::Acquire) != loc {
             let found_loc = lock(&self.locs).get(&loc).cloned().unwrap_or_default();
@@ -599,15 +604,15 @@ impl Replay {
         } else {
             self.state[j].store(DONE, Ordering::Release);
         }
-        {
+        let frontier = {
             let _g = lock(&self.advance);
             let mut f = self.frontier.load(Ordering::Acquire);
             while f < self.state.len() && self.state[f].load(Ordering::Acquire) != PENDING {
                 f += 1;
             }
             self.frontier.store(f, Ordering::Release);
-        }
-        let n = self.s.steps.len();
+            f
+        };
         let ran = || RanAccess {
             thread: self.s.threads[t].trace_name.clone(),
             k,
@@ -615,7 +620,14 @@ impl Replay {
             loc: st.loc.clone(),
             value,
         };
-        if j == n - 2 {
+        if self.s.deadlock > 0 {
+            if j >= requests {
+                // A request got its lock: this run does not deadlock there.
+                self.finish_with(Status::NoDeadlock, Some(ran()), None, None);
+            } else if frontier >= requests {
+                self.release();
+            }
+        } else if j == n - 2 {
             *lock(&self.first) = Some((seq, ran()));
         } else if j == n - 1 {
             let first = lock(&self.first).take();
@@ -662,6 +674,13 @@ impl Replay {
     /// (branches) that it emits on the way and other threads' branches (which nothing
     /// else can observe).
     fn ready(&self, j: usize, t: usize) -> bool {
+        // A deadlock's requests wait only for the steps before all of them.
+        let n = self.s.steps.len();
+        let j = if self.s.deadlock > 0 && j >= n - self.s.deadlock {
+            n - self.s.deadlock
+        } else {
+            j
+        };
         let mut f = self.frontier.load(Ordering::Acquire);
         while f < j {
             let st = &self.s.steps[f];
@@ -754,6 +773,25 @@ impl Replay {
         }
     }
 
+    /// Every step before a deadlock's requests has run: the requesting threads are let go.
+    /// Says so in the result file (not a decision: gating goes on for the other threads).
+    fn release(&self) {
+        if self.released.swap(true, Ordering::AcqRel) || *lock(&self.decided) {
+            return;
+        }
+        let total = self.s.steps.len();
+        self.write_result(&ReplayResult {
+            status: Status::Released,
+            first: None,
+            second: None,
+            waiting: None,
+            done: (total - self.s.deadlock) as u64,
+            total: total as u64,
+            note: None,
+            pid: Some(std::process::id()),
+        });
+    }
+
     fn finish(&self, status: Status) {
         let first = lock(&self.first).as_ref().map(|(_, a)| a.clone());
         self.finish_with(status, first, None, None);
@@ -784,7 +822,13 @@ impl Replay {
             done: done as u64,
             total: total as u64,
             note,
+            pid: Some(std::process::id()),
         };
+        self.write_result(&result);
+    }
+
+    /// Writes `result` to the result file (replacing it at once).
+    fn write_result(&self, result: &ReplayResult) {
         let text = result.to_text();
         let tmp = self.dir.join(format!("{RESULT_FILE}.tmp"));
         let path = self.dir.join(RESULT_FILE);

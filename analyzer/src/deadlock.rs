@@ -458,8 +458,8 @@ impl<'f> Closure<'f> {
                 }
             }
             Kind::Notify | Kind::NotifyAll => {
-                for k in 0..facts.notify_waits(i).len() {
-                    self.need(facts.notify_waits(i)[k]);
+                for &w in facts.notify_waits(i) {
+                    self.need(w);
                 }
             }
             Kind::Join => {
@@ -470,10 +470,9 @@ impl<'f> Closure<'f> {
             }
             _ => {}
         }
-        if let Some(xs) = self.before.get(&i) {
-            for k in 0..xs.len() {
-                self.need(xs[k]);
-            }
+        let before = self.before;
+        for &x in before.get(&i).into_iter().flatten() {
+            self.need(x);
         }
     }
 
@@ -490,6 +489,9 @@ impl<'f> Closure<'f> {
     }
 }
 
+/// A deadlocking choice of instances (indices into a pattern's lists) and its schedule.
+type Choice = (Vec<usize>, Vec<usize>);
+
 /// The sync-preserving search for one pattern (module documentation): the earliest
 /// instances (indices into `lists`) whose closure leaves every request out, with the
 /// closure in trace order; `Some(None)` when there are none; `None` when `budget` ran
@@ -501,7 +503,7 @@ fn sync_preserving(
     before: &HashMap<u32, Vec<u32>>,
     lists: &[&[Instance]],
     budget: u64,
-) -> (Option<Option<(Vec<usize>, Vec<usize>)>>, u64) {
+) -> (Option<Option<Choice>>, u64) {
     let mut closure = Closure::new(facts, events, end_of, before);
     let mut cur = vec![0usize; lists.len()];
     let outcome = loop {

@@ -123,8 +123,14 @@ pub struct View {
     /// Row index of the first overtaking row and the 1-based id (and thread) of the
     /// earliest recorded event it runs ahead of.
     pub departure: Option<(usize, u64, String)>,
-    /// For each racing access: locks held just before it.
-    pub race_locks: [Vec<String>; 2],
+    /// For each racing access (each request of a deadlock): locks held just before it.
+    pub race_locks: Vec<Vec<String>>,
+    /// How many rows end the schedule as its subject: the two racing accesses, or a
+    /// deadlock's requests (one per thread of the cycle).
+    pub ending: usize,
+    /// The deadlock shown, for a deadlock's view ([`View::for_deadlock`]); `race` then
+    /// only carries its id.
+    pub deadlock: Option<crate::report_deadlock::DeadlockReport>,
     /// The feasibility model the schedule needs (docs/DETECTORS.md#witnesses): `rf` when
     /// every read keeps its recorded writer, `value` when some read changes writer but not
     /// value, `cf` when some read's value changes (only `mcm` and `rdit` report such
@@ -194,29 +200,76 @@ impl View {
             Some(None) => return Err(ViewError::NoWitness),
             Some(Some(s)) => s,
         };
+        let events: Vec<u64> = steps.iter().map(|s| s.event).collect();
+        View::build(trace, race, &events, 2)
+    }
+
+    /// The view of a deadlock's schedule (`jrace witness --deadlock`): the schedule, then
+    /// each thread's blocked request as a final row.
+    pub fn for_deadlock(
+        trace: &Trace,
+        d: &crate::report_deadlock::DeadlockReport,
+    ) -> Result<View, ViewError> {
+        let steps = d.witness.as_ref().ok_or(ViewError::NotAnalyzed)?;
+        let mut events: Vec<u64> = steps.iter().map(|s| s.event).collect();
+        events.extend(d.threads.iter().map(|t| t.requested_at.event));
+        let site = |t: &crate::report_deadlock::DeadlockThreadReport| crate::report::AccessReport {
+            thread: t.thread.clone(),
+            op: "acquire",
+            location: t.requested_at.location.clone(),
+            method: t.requested_at.method.clone(),
+            event: t.requested_at.event,
+            locks: vec![t.holds.clone()],
+            stack: t.requested_at.stack.clone(),
+            created_at: None,
+        };
+        let k = d.threads.len();
+        let placeholder = RaceReport {
+            id: d.id,
+            variable: String::new(),
+            kind: "deadlock".into(),
+            accesses: [site(&d.threads[0]), site(&d.threads[(1).min(k - 1)])],
+            detectors: vec!["deadlock"],
+            fingerprint: d.fingerprint.clone(),
+            baseline: None,
+            seen_in: Vec::new(),
+            witness: None,
+        };
+        let mut view = View::build(trace, &placeholder, &events, k)?;
+        view.deadlock = Some(d.clone());
+        Ok(view)
+    }
+
+    /// The view of `schedule` (1-based event ids) whose last `ending` rows are its subject.
+    fn build(
+        trace: &Trace,
+        race: &RaceReport,
+        steps: &[u64],
+        ending: usize,
+    ) -> Result<View, ViewError> {
         let n = trace.events.len();
         let sym = &trace.symbols;
         let mut schedule = Vec::with_capacity(steps.len());
-        for s in steps {
-            let i = s.event as usize;
+        for &event in steps {
+            let i = event as usize;
             if i == 0 || i > n {
                 return Err(ViewError::Inconsistent(format!(
-                    "event {} is not in the trace ({} events)",
-                    s.event, n
+                    "event {event} is not in the trace ({n} events)"
                 )));
             }
             schedule.push(i - 1);
         }
-        if schedule.len() < 2 {
-            return Err(ViewError::Inconsistent("fewer than two steps".into()));
+        if schedule.len() < ending.max(2) {
+            return Err(ViewError::Inconsistent(format!(
+                "fewer than {} steps",
+                ending.max(2)
+            )));
         }
         let len = schedule.len();
-        let first_t = trace.events[schedule[len - 2]].thread;
-        let second_t = trace.events[schedule[len - 1]].thread;
 
-        // Threads in order: racing first, then by first appearance.
-        let mut order: Vec<ThreadId> = vec![first_t, second_t];
-        for &i in &schedule {
+        // Threads in order: racing (or deadlocked) first, then by first appearance.
+        let mut order: Vec<ThreadId> = Vec::new();
+        for &i in schedule[len - ending..].iter().chain(&schedule) {
             let t = trace.events[i].thread;
             if !order.contains(&t) {
                 order.push(t);
@@ -227,28 +280,28 @@ impl View {
         let mut col_of: HashMap<ThreadId, usize> = HashMap::new();
         for (k, &t) in order.iter().enumerate() {
             let name = sym.thread_name(t).to_owned();
-            if folded && k >= 2 {
-                if columns.len() == 2 {
+            if folded && k >= ending {
+                if columns.len() == ending {
                     columns.push(Column {
                         name: "others".into(),
                         racing: false,
                         threads: Vec::new(),
                     });
                 }
-                columns[2].threads.push(name);
-                col_of.insert(t, 2);
+                columns[ending].threads.push(name);
+                col_of.insert(t, ending);
             } else {
                 col_of.insert(t, columns.len());
                 columns.push(Column {
                     name: name.clone(),
-                    racing: k < 2,
+                    racing: k < ending,
                     threads: vec![name],
                 });
             }
         }
 
         // The recorded writer of every read in the schedule.
-        let reads: std::collections::HashSet<usize> = schedule[..len - 2]
+        let reads: std::collections::HashSet<usize> = schedule[..len - ending]
             .iter()
             .copied()
             .filter(|&i| matches!(trace.events[i].kind, Kind::Read | Kind::VRead))
@@ -276,7 +329,7 @@ impl View {
         let mut next = 0usize; // smallest index not yet scheduled
         let mut rows = Vec::with_capacity(len);
         let mut departure = None;
-        let mut race_locks: [Vec<String>; 2] = Default::default();
+        let mut race_locks: Vec<Vec<String>> = vec![Vec::new(); ending];
         for (k, &i) in schedule.iter().enumerate() {
             let e = &trace.events[i];
             let overtakes = next < i;
@@ -287,8 +340,8 @@ impl View {
                     sym.thread_name(trace.events[next].thread).to_owned(),
                 ));
             }
-            if k + 2 >= len {
-                race_locks[k + 2 - len] = lock_names(sym, held.get(&e.thread));
+            if k + ending >= len {
+                race_locks[k + ending - len] = lock_names(sym, held.get(&e.thread));
             }
             let stale = match recorded_from.get(&i) {
                 Some(&rec) => {
@@ -322,15 +375,21 @@ impl View {
                     .kind
                     .has_lock()
                     .then(|| sym.lock_name(e.target).to_owned()),
-                locks: lock_names(sym, held.get(&e.thread)),
+                // The subject's rows show the locks held at them: a deadlock's request
+                // blocks, it takes nothing (an access changes no lock either way).
+                locks: if k + ending >= len {
+                    race_locks[k + ending - len].clone()
+                } else {
+                    lock_names(sym, held.get(&e.thread))
+                },
                 location: sym.loc_name(e.loc).to_owned(),
                 method: detail.map(|d| format!("{}.{}", d.class, d.method)),
                 overtakes,
-                race: k + 2 >= len,
+                race: k + ending >= len,
                 stale,
             });
         }
-        let prefix = departure.as_ref().map_or(len, |d| d.0).min(len - 2);
+        let prefix = departure.as_ref().map_or(len, |d| d.0).min(len - ending);
         let stale: Vec<&Stale> = rows.iter().filter_map(|r| r.stale.as_ref()).collect();
         let model = if stale.is_empty() {
             "rf"
@@ -352,6 +411,8 @@ impl View {
             prefix_locks: Vec::new(),
             departure,
             race_locks,
+            ending,
+            deadlock: None,
             model,
         };
         view.summarize_prefix();
@@ -400,7 +461,7 @@ impl View {
     /// The text of a row's cell (without truncation).
     fn cell(&self, r: &Row) -> String {
         let mut s = String::new();
-        if self.folded && r.column == 2 {
+        if self.folded && r.column == self.ending {
             let _ = write!(s, "{}: ", r.thread);
         }
         if r.stale.is_some() {
@@ -425,7 +486,7 @@ impl View {
 
     fn held_cell(&self, col: usize) -> String {
         let parts = &self.prefix_locks[col];
-        if self.folded && col == 2 {
+        if self.folded && col == self.ending {
             let busy: Vec<String> = parts
                 .iter()
                 .filter(|(_, l)| !l.is_empty())
@@ -443,6 +504,9 @@ impl View {
     }
 
     fn header_lines(&self) -> Vec<String> {
+        if let Some(d) = &self.deadlock {
+            return self.deadlock_header(d);
+        }
         let r = &self.race;
         let mut out = vec![format!("race {}  {}  {}", r.id, r.variable, r.kind)];
         let len = self.rows.len();
@@ -475,6 +539,66 @@ impl View {
         out
     }
 
+    fn elided_text(&self) -> String {
+        if self.prefix == 0 {
+            "no step as recorded".to_owned()
+        } else {
+            format!(
+                "first {} step{} as recorded (elided)",
+                self.prefix,
+                if self.prefix == 1 { "" } else { "s" }
+            )
+        }
+    }
+
+    fn deadlock_header(&self, d: &crate::report_deadlock::DeadlockReport) -> Vec<String> {
+        let mut out = vec![format!(
+            "deadlock {}  {} threads  fingerprint {}",
+            d.id,
+            d.threads.len(),
+            d.fingerprint
+        )];
+        for t in &d.threads {
+            out.push(format!(
+                "  {}  holds {} (event {})  requests {}  {}  event {}",
+                t.thread,
+                t.holds,
+                t.held_at.event,
+                t.requests,
+                t.requested_at.location,
+                t.requested_at.event
+            ));
+        }
+        out.push(format!(
+            "schedule  {} steps, model {}; {}; then each thread requests its lock",
+            self.rows.len() - self.ending,
+            self.model,
+            self.elided_text()
+        ));
+        out
+    }
+
+    fn deadlock_footer(&self, d: &crate::report_deadlock::DeadlockReport) -> String {
+        let k = d.threads.len();
+        let ran = self.rows.len() - self.ending;
+        let when = if ran == 0 {
+            "at the start".to_owned()
+        } else {
+            format!("after step {ran}")
+        };
+        let mut s = format!("{when}:");
+        for (j, t) in d.threads.iter().enumerate() {
+            let next = &d.threads[(j + 1) % k];
+            let _ = write!(
+                s,
+                "\n  {} waits for {} ({}), which {} holds;",
+                t.thread, t.requests, t.requested_at.location, next.thread
+            );
+        }
+        s.push_str("\nno thread of the cycle can go on: a deadlock.");
+        s
+    }
+
     fn departure_text(&self) -> String {
         match &self.departure {
             Some((k, ev, t)) => {
@@ -484,12 +608,18 @@ impl View {
                     row.step, row.event, row.thread, ev, t
                 )
             }
+            None if self.deadlock.is_some() => {
+                "the schedule runs as recorded up to the requests".to_owned()
+            }
             None => "the schedule runs as recorded: the racing accesses are already adjacent in the trace"
                 .to_owned(),
         }
     }
 
     fn footer_text(&self) -> String {
+        if let Some(d) = &self.deadlock {
+            return self.deadlock_footer(d);
+        }
         let len = self.rows.len();
         let (a, b) = (&self.rows[len - 2], &self.rows[len - 1]);
         let verb = |op: &str| {
@@ -553,8 +683,8 @@ impl View {
             let _ = writeln!(
                 out,
                 "({} threads: the column `others` holds {})",
-                self.columns[2].threads.len() + 2,
-                self.columns[2].threads.join(", ")
+                self.columns[self.ending].threads.len() + self.ending,
+                self.columns[self.ending].threads.join(", ")
             );
         }
         out.push('\n');
@@ -704,67 +834,105 @@ impl View {
             o,
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <meta name=\"generator\" content=\"{}\">\n<title>jrace witness: race {} on {}</title>\n\
+             <meta name=\"generator\" content=\"{}\">\n<title>jrace witness: {}</title>\n\
              <style>{CSS}</style>\n</head>\n<body>\n",
             esc(generator),
-            r.id,
-            esc(&r.variable)
+            match &self.deadlock {
+                Some(d) => format!("deadlock {}", d.id),
+                None => format!("race {} on {}", r.id, esc(&r.variable)),
+            }
         );
         // Header.
-        let _ = write!(
-            o,
-            "<header>\n<h1>Race {} on <code>{}</code></h1>\n<dl>\n",
-            r.id,
-            esc(&r.variable)
-        );
+        if let Some(d) = &self.deadlock {
+            let _ = write!(
+                o,
+                "<header>\n<h1>Deadlock {} ({} threads)</h1>\n<dl>\n",
+                d.id,
+                d.threads.len()
+            );
+        } else {
+            let _ = write!(
+                o,
+                "<header>\n<h1>Race {} on <code>{}</code></h1>\n<dl>\n",
+                r.id,
+                esc(&r.variable)
+            );
+        }
         let dd = |o: &mut String, k: &str, v: &str| {
             let _ = writeln!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), v);
         };
-        dd(&mut o, "race", &r.id.to_string());
-        dd(
-            &mut o,
-            "variable",
-            &format!("<code>{}</code>", esc(&r.variable)),
-        );
-        dd(&mut o, "kind", &esc(&r.kind));
-        for (k, role) in ["first access", "second access"].iter().enumerate() {
-            let row = &self.rows[len - 2 + k];
-            let a = &r.accesses[k];
-            let mut v = format!(
-                "<span class=\"access\" id=\"access-{}\">{} <code>{}</code> on <code>{}</code> at <span class=\"loc\">{}</span>",
-                k + 1,
-                esc(&row.thread),
-                esc(&row.op),
-                esc(&r.variable),
-                esc(&row.location)
-            );
-            if let Some(m) = &a.method {
-                let _ = write!(v, " in <code>{}</code>", esc(m));
+        if let Some(d) = &self.deadlock {
+            for t in &d.threads {
+                dd(
+                    &mut o,
+                    &format!("thread {}", t.thread),
+                    &format!(
+                        "holds {} (event {}), requests {} at <span class=\"loc\">{}</span> (event {})",
+                        lock_badges(std::slice::from_ref(&t.holds)),
+                        t.held_at.event,
+                        lock_badges(std::slice::from_ref(&t.requests)),
+                        esc(&t.requested_at.location),
+                        t.requested_at.event
+                    ),
+                );
             }
-            let _ = write!(
-                v,
-                ", event {}, holds {}</span>",
-                row.event,
-                lock_badges(&self.race_locks[k])
+            dd(
+                &mut o,
+                "schedule",
+                &format!(
+                    "{} steps, model {}, first {} as recorded; then each thread requests its lock",
+                    len - self.ending,
+                    self.model,
+                    self.prefix
+                ),
             );
-            if !a.stack.is_empty() {
-                v.push_str("<ol class=\"stack\">");
-                for f in &a.stack {
-                    let _ = write!(v, "<li><code>{}</code></li>", esc(f));
+        } else {
+            dd(&mut o, "race", &r.id.to_string());
+            dd(
+                &mut o,
+                "variable",
+                &format!("<code>{}</code>", esc(&r.variable)),
+            );
+            dd(&mut o, "kind", &esc(&r.kind));
+            for (k, role) in ["first access", "second access"].iter().enumerate() {
+                let row = &self.rows[len - 2 + k];
+                let a = &r.accesses[k];
+                let mut v = format!(
+                    "<span class=\"access\" id=\"access-{}\">{} <code>{}</code> on <code>{}</code> at <span class=\"loc\">{}</span>",
+                    k + 1,
+                    esc(&row.thread),
+                    esc(&row.op),
+                    esc(&r.variable),
+                    esc(&row.location)
+                );
+                if let Some(m) = &a.method {
+                    let _ = write!(v, " in <code>{}</code>", esc(m));
                 }
-                v.push_str("</ol>");
+                let _ = write!(
+                    v,
+                    ", event {}, holds {}</span>",
+                    row.event,
+                    lock_badges(&self.race_locks[k])
+                );
+                if !a.stack.is_empty() {
+                    v.push_str("<ol class=\"stack\">");
+                    for f in &a.stack {
+                        let _ = write!(v, "<li><code>{}</code></li>", esc(f));
+                    }
+                    v.push_str("</ol>");
+                }
+                dd(&mut o, role, &v);
             }
-            dd(&mut o, role, &v);
+            dd(&mut o, "detectors", &esc(&r.detectors.join(", ")));
+            dd(
+                &mut o,
+                "witness",
+                &format!(
+                    "{} steps, model {}, first {} as recorded",
+                    len, self.model, self.prefix
+                ),
+            );
         }
-        dd(&mut o, "detectors", &esc(&r.detectors.join(", ")));
-        dd(
-            &mut o,
-            "witness",
-            &format!(
-                "{} steps, model {}, first {} as recorded",
-                len, self.model, self.prefix
-            ),
-        );
         dd(
             &mut o,
             "trace",
@@ -786,8 +954,8 @@ impl View {
             let _ = writeln!(
                 o,
                 "<p class=\"note\">{} threads: the column <em>others</em> holds {}.</p>",
-                self.columns[2].threads.len() + 2,
-                esc(&self.columns[2].threads.join(", "))
+                self.columns[self.ending].threads.len() + self.ending,
+                esc(&self.columns[self.ending].threads.join(", "))
             );
         }
         let colgroup = {
@@ -823,7 +991,7 @@ impl View {
                 let parts = &self.prefix_locks[c];
                 let mut cell = String::new();
                 for (t, l) in parts {
-                    if self.folded && c == 2 {
+                    if self.folded && c == self.ending {
                         if l.is_empty() {
                             continue;
                         }
@@ -977,7 +1145,7 @@ impl View {
                 row.class,
                 esc(&title)
             );
-            if self.folded && c == 2 {
+            if self.folded && c == self.ending {
                 let _ = write!(o, "<span class=\"who\">{}:</span> ", esc(&row.thread));
             }
             let glyph = if row.stale.is_some() { "~" } else { "" };

@@ -22,6 +22,10 @@
 //! ```
 //!
 //! * `race ID VARIABLE`: what is replayed (for messages only).
+//! * `deadlock K` (optional): the schedule leads to a deadlock of K threads instead of a
+//!   race: **its last K steps are the threads' blocking requests** (acquires, in cycle
+//!   order), which are let go once every step before them has run, and which never run
+//!   if the deadlock happens.
 //! * `thread INDEX NAME OCCURRENCE TRACE_NAME`: every thread of the recorded trace, in the
 //!   order the recorder first saw them. NAME is the Java thread name; the recorder appends
 //!   `#<java id>` to a name that repeats (TRACE_NAME keeps that form), and ids change
@@ -53,7 +57,10 @@
 //! `status` is one of `reproduced` (both racing accesses ran back to back), `separated`
 //! (both ran, with `between N` other events in between), `diverged` (a thread's event did
 //! not match its step: `diverged THREAD K EXPECTED_KIND EXPECTED_LOC FOUND_KIND FOUND_LOC`),
-//! `timeout` (the deadline passed first) or `exited` (the JVM ended first). `first` and
+//! `timeout` (the deadline passed first) or `exited` (the JVM ended first); for a deadlock,
+//! `released` (every step before the requests ran and the requesting threads were let go:
+//! written while the program may still run; `pid N` gives the JVM's process id, for a thread
+//! dump) or `nodeadlock` (a request got its lock: `first` says which). `first` and
 //! `second` give thread, K, kind, location and the value the access carried (`-` for
 //! none); `waiting THREAD K KIND LOC` is the first step that had not run; `progress DONE
 //! TOTAL` counts the steps of the schedule's prefix that had run; `note TEXT` is a remark
@@ -96,6 +103,8 @@ pub struct ScheduleStep {
 pub struct Schedule {
     pub race: u64,
     pub variable: String,
+    /// A deadlock of this many threads, whose requests are the last steps (0: a race).
+    pub deadlock: usize,
     pub threads: Vec<ScheduleThread>,
     pub steps: Vec<ScheduleStep>,
 }
@@ -162,6 +171,9 @@ impl Schedule {
         let mut s = String::new();
         let _ = writeln!(s, "{SCHEDULE_MAGIC}\t1");
         let _ = writeln!(s, "race\t{}\t{}", self.race, clean(&self.variable));
+        if self.deadlock > 0 {
+            let _ = writeln!(s, "deadlock\t{}", self.deadlock);
+        }
         for (i, t) in self.threads.iter().enumerate() {
             let _ = writeln!(
                 s,
@@ -211,6 +223,12 @@ impl Schedule {
                 ("race", 3) => {
                     s.race = num(f[1], "a race id", ln)?;
                     s.variable = f[2].to_string();
+                }
+                ("deadlock", 2) => {
+                    s.deadlock = num(f[1], "a number of threads", ln)?;
+                    if s.deadlock < 2 {
+                        return Err(format!("line {ln}: a deadlock has at least two threads"));
+                    }
                 }
                 ("thread", 5) => {
                     let idx: usize = num(f[1], "a thread index", ln)?;
@@ -264,6 +282,19 @@ impl Schedule {
         if s.steps.len() < 2 {
             return Err("a schedule needs at least the two racing steps".into());
         }
+        if s.deadlock > 0 {
+            let n = s.steps.len();
+            if n < s.deadlock
+                || s.steps[n - s.deadlock..]
+                    .iter()
+                    .any(|st| st.kind != Kind::Acquire)
+            {
+                return Err(format!(
+                    "a deadlock's schedule ends with its {} requests (acquires)",
+                    s.deadlock
+                ));
+            }
+        }
         Ok(s)
     }
 }
@@ -299,6 +330,10 @@ pub enum Status {
     },
     Timeout,
     Exited,
+    /// A deadlock's requesting threads were let go (not final: the program runs on).
+    Released,
+    /// A deadlock's request got its lock (`first` says which).
+    NoDeadlock,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -313,6 +348,8 @@ pub struct ReplayResult {
     pub total: u64,
     /// A remark on how the accesses ran (`note TEXT`).
     pub note: Option<String>,
+    /// The JVM's process id (`pid N`), written with `released`.
+    pub pid: Option<u32>,
 }
 
 impl ReplayResult {
@@ -325,6 +362,8 @@ impl ReplayResult {
             Status::Diverged { .. } => "diverged",
             Status::Timeout => "timeout",
             Status::Exited => "exited",
+            Status::Released => "released",
+            Status::NoDeadlock => "nodeadlock",
         };
         let _ = writeln!(s, "status\t{status}");
         match &self.status {
@@ -380,6 +419,9 @@ impl ReplayResult {
         if let Some(n) = &self.note {
             let _ = writeln!(s, "note\t{}", clean(n));
         }
+        if let Some(p) = self.pid {
+            let _ = writeln!(s, "pid\t{p}");
+        }
         s
     }
 
@@ -407,6 +449,7 @@ impl ReplayResult {
             done: 0,
             total: 0,
             note: None,
+            pid: None,
         };
         let kind = |s: &str, ln: usize| {
             kind_by_name(s).ok_or_else(|| format!("line {ln}: unknown event kind `{s}`"))
@@ -452,6 +495,7 @@ impl ReplayResult {
                     })
                 }
                 ("note", 2) => r.note = Some(f[1].to_string()),
+                ("pid", 2) => r.pid = Some(num(f[1], "a process id", ln)?),
                 ("progress", 3) => {
                     r.done = num(f[1], "a step count", ln)?;
                     r.total = num(f[2], "a step count", ln)?;
@@ -465,6 +509,8 @@ impl ReplayResult {
             Some("diverged") => diverged.ok_or("status diverged without its `diverged` line")?,
             Some("timeout") => Status::Timeout,
             Some("exited") => Status::Exited,
+            Some("released") => Status::Released,
+            Some("nodeadlock") => Status::NoDeadlock,
             Some(s) => return Err(format!("unknown status `{s}`")),
             None => return Err("no status line".into()),
         };
@@ -497,6 +543,7 @@ mod tests {
         let s = Schedule {
             race: 3,
             variable: "demo.Bank.transfers".into(),
+            deadlock: 0,
             threads: vec![
                 ScheduleThread {
                     name: "main".into(),
@@ -551,6 +598,21 @@ mod tests {
         let twice = text.replace("\thold\tinit", "\tinit\tinit");
         assert!(Schedule::parse(&twice).unwrap_err().contains("step flag"));
         assert!(Schedule::parse("hello").is_err());
+        // A deadlock's schedule ends with its requests.
+        let mut d = s.clone();
+        d.deadlock = 2;
+        for st in &mut d.steps[2..] {
+            st.kind = Kind::Acquire;
+        }
+        assert_eq!(Schedule::parse(&d.to_text()).unwrap(), d);
+        let not_acquires = d
+            .to_text()
+            .replace("step\t1\t2\tacquire", "step\t1\t2\tread");
+        assert!(Schedule::parse(&not_acquires)
+            .unwrap_err()
+            .contains("requests"));
+        let one = d.to_text().replace("deadlock\t2", "deadlock\t1");
+        assert!(Schedule::parse(&one).unwrap_err().contains("two threads"));
     }
 
     #[test]
@@ -568,6 +630,8 @@ mod tests {
             Status::Separated(None),
             Status::Timeout,
             Status::Exited,
+            Status::Released,
+            Status::NoDeadlock,
             Status::Diverged {
                 at: StepRef {
                     thread: "w".into(),
@@ -592,6 +656,7 @@ mod tests {
                 done: 3,
                 total: 9,
                 note: Some("a remark".into()),
+                pid: Some(4242),
             };
             assert_eq!(ReplayResult::parse(&r.to_text()).unwrap(), r);
         }

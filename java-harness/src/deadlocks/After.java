@@ -1,51 +1,37 @@
 package deadlocks;
 
-import java.io.File;
-import java.io.IOException;
-
-// Runs the programs' threads one after another by a channel the recorder does not see:
-// a thread leaves a file behind when it is done, and the next one polls for it. (join,
-// isAlive, volatile flags or anything of java.util.concurrent would order the threads
-// in the trace, and then no other schedule could deadlock.) The recorded run therefore
-// never deadlocks, and nothing in the trace orders the threads.
+// Runs the programs' threads one after another by timing only: each thread sleeps
+// before it starts its work, long enough for the threads before it to be done. Sleeping
+// orders nothing (the recorder records no synchronization for it), so another schedule
+// of the same program can deadlock, and `jrace replay --deadlock` can drive it there.
+// Should the recorded run itself deadlock (a machine so slow that 300 ms were not
+// enough), `finish` ends the program after 30 s instead of hanging.
 final class After {
-    private static final File DIR = makeDir();
-
     private After() {}
 
-    private static File makeDir() {
-        try {
-            File d = File.createTempFile("jrace-deadlocks", "");
-            d.delete();
-            d.mkdir();
-            d.deleteOnExit();
-            return d;
-        } catch (IOException e) {
-            throw new RuntimeException(e);
-        }
-    }
-
-    static Thread start(String name, Thread before, Runnable body) {
-        File mine = new File(DIR, name);
-        File theirs = before == null ? null : new File(DIR, before.getName());
+    static Thread start(String name, int slot, Runnable body) {
         Thread t = new Thread(() -> {
-            long deadline = System.nanoTime() + 20_000_000_000L;
-            while (theirs != null && !theirs.exists() && System.nanoTime() < deadline) {
-                try {
-                    Thread.sleep(5);
-                } catch (InterruptedException e) {
-                    return;
-                }
+            try {
+                Thread.sleep(300L * slot);
+            } catch (InterruptedException e) {
+                return;
             }
             body.run();
-            try {
-                mine.createNewFile();
-                mine.deleteOnExit();
-            } catch (IOException e) {
-                throw new RuntimeException(e);
-            }
         }, name);
         t.start();
         return t;
+    }
+
+    static void finish(Thread... threads) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        for (Thread t : threads) {
+            while (t.isAlive() && System.nanoTime() < deadline) {
+                t.join(100);
+            }
+            if (t.isAlive()) {
+                System.out.println("the recorded run deadlocked");
+                System.exit(3);
+            }
+        }
     }
 }

@@ -11,7 +11,7 @@ public class Guarded {
     static int n;
 
     public static void main(String[] args) throws Exception {
-        Thread t1 = After.start("first", null, () -> {
+        Thread t1 = After.start("first", 0, () -> {
             synchronized (guard) {
                 synchronized (a) {
                     synchronized (b) {
@@ -20,7 +20,7 @@ public class Guarded {
                 }
             }
         });
-        Thread t2 = After.start("second", t1, () -> {
+        Thread t2 = After.start("second", 1, () -> {
             synchronized (guard) {
                 synchronized (b) {
                     synchronized (a) {
@@ -29,8 +29,7 @@ public class Guarded {
                 }
             }
         });
-        t1.join();
-        t2.join();
+        After.finish(t1, t2);
         System.out.println("n=" + n);
     }
 }

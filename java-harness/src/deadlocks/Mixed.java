@@ -11,7 +11,7 @@ public class Mixed {
     static int n;
 
     public static void main(String[] args) throws Exception {
-        Thread t1 = After.start("locker", null, () -> {
+        Thread t1 = After.start("locker", 0, () -> {
             lock.lock();
             try {
                 synchronized (mon) { // @lockerMon
@@ -21,7 +21,7 @@ public class Mixed {
                 lock.unlock();
             }
         });
-        Thread t2 = After.start("monitor", t1, () -> {
+        Thread t2 = After.start("monitor", 1, () -> {
             synchronized (mon) {
                 lock.lock(); // @monitorLock
                 try {
@@ -31,8 +31,7 @@ public class Mixed {
                 }
             }
         });
-        t1.join();
-        t2.join();
+        After.finish(t1, t2);
         System.out.println("n=" + n);
     }
 }

@@ -15,7 +15,7 @@ public class Reordered {
 
     public static void main(String[] args) throws Exception {
         config = 3;
-        Thread t1 = After.start("worker", null, () -> {
+        Thread t1 = After.start("worker", 0, () -> {
             synchronized (stats) {
                 count++;
             }
@@ -26,7 +26,7 @@ public class Reordered {
                 }
             }
         });
-        Thread t2 = After.start("auditor", t1, () -> {
+        Thread t2 = After.start("auditor", 1, () -> {
             synchronized (stats) {
                 count++;
             }
@@ -36,8 +36,7 @@ public class Reordered {
                 }
             }
         });
-        t1.join();
-        t2.join();
+        After.finish(t1, t2);
         System.out.println("count=" + count + " moved=" + moved);
     }
 }

@@ -10,30 +10,28 @@ public class ThreeCycle {
     static int n;
 
     public static void main(String[] args) throws Exception {
-        Thread t1 = After.start("one", null, () -> {
+        Thread t1 = After.start("one", 0, () -> {
             synchronized (a) {
                 synchronized (b) { // @oneB
                     n++;
                 }
             }
         });
-        Thread t2 = After.start("two", t1, () -> {
+        Thread t2 = After.start("two", 1, () -> {
             synchronized (b) {
                 synchronized (c) { // @twoC
                     n++;
                 }
             }
         });
-        Thread t3 = After.start("three", t2, () -> {
+        Thread t3 = After.start("three", 2, () -> {
             synchronized (c) {
                 synchronized (a) { // @threeA
                     n++;
                 }
             }
         });
-        t1.join();
-        t2.join();
-        t3.join();
+        After.finish(t1, t2, t3);
         System.out.println("n=" + n);
     }
 }

@@ -12,7 +12,7 @@ public class TryLock {
     static int n;
 
     public static void main(String[] args) throws Exception {
-        Thread t1 = After.start("trier", null, () -> {
+        Thread t1 = After.start("trier", 0, () -> {
             a.lock();
             try {
                 if (b.tryLock()) {
@@ -26,7 +26,7 @@ public class TryLock {
                 a.unlock();
             }
         });
-        Thread t2 = After.start("locker", t1, () -> {
+        Thread t2 = After.start("locker", 1, () -> {
             b.lock();
             try {
                 a.lock();
@@ -39,8 +39,7 @@ public class TryLock {
                 b.unlock();
             }
         });
-        t1.join();
-        t2.join();
+        After.finish(t1, t2);
         System.out.println("n=" + n);
     }
 }

@@ -9,22 +9,21 @@ public class TwoLocks {
     static int n;
 
     public static void main(String[] args) throws Exception {
-        Thread t1 = After.start("first", null, () -> {
+        Thread t1 = After.start("first", 0, () -> {
             synchronized (a) {
                 synchronized (b) { // @firstB
                     n++;
                 }
             }
         });
-        Thread t2 = After.start("second", t1, () -> {
+        Thread t2 = After.start("second", 1, () -> {
             synchronized (b) {
                 synchronized (a) { // @secondA
                     n++;
                 }
             }
         });
-        t1.join();
-        t2.join();
+        After.finish(t1, t2);
         System.out.println("n=" + n);
     }
 }
