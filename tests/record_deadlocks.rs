@@ -106,7 +106,18 @@ fn check(program: &str) {
                 assert_eq!(w.len() as u64, d["schedule_events"].as_u64().unwrap());
                 threads
                     .iter()
-                    .map(|t| t["requested_at"]["location"].as_str().unwrap().to_owned())
+                    .map(|t| {
+                        // Where each thread took and requests its locks, with the stack.
+                        for site in ["held_at", "requested_at"] {
+                            let top = t[site]["stack"][0].as_str().unwrap_or("");
+                            assert!(
+                                top.contains(&format!("({program}.java:")),
+                                "{main}: {site} stack {}",
+                                t[site]["stack"]
+                            );
+                        }
+                        t["requested_at"]["location"].as_str().unwrap().to_owned()
+                    })
                     .collect()
             })
             .collect();

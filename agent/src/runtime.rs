@@ -937,6 +937,9 @@ pub struct ThreadState {
     fixed: Vec<(&'static str, u32)>,
     /// Sites whose stack this thread recorded (threads with ids >= 64; see `stack_seen`).
     stacks_seen: FxHashSet<i32>,
+    /// Locations of lock acquisitions whose stack this thread recorded (a deadlock report
+    /// shows where each thread took and requests its locks).
+    lock_stacks_seen: FxHashSet<u32>,
     /// What was read since the last branch (for implicit branches; see
     /// [`Cx::implicit_branch`]).
     since_branch: SinceBranch,
@@ -1200,6 +1203,7 @@ unsafe fn new_thread_state(
         bytes_counted: 0,
         fixed: Vec::new(),
         stacks_seen: FxHashSet::default(),
+        lock_stacks_seen: FxHashSet::default(),
         since_branch: SinceBranch::default(),
         tree: a.opts.tree.map(|m| Box::new(ThreadFilter::new(m))),
         tree_dropped: 0,
@@ -2010,6 +2014,10 @@ impl Cx<'_> {
         let c = self.t.held.entry(obj).or_insert((0, l));
         c.0 += 1;
         if c.0 == 1 {
+            if !self.jdk && self.t.lock_stacks_seen.insert(loc) {
+                // SAFETY: called from a hook on this thread.
+                unsafe { self.record_stack(loc) };
+            }
             self.implicit_branch(obj, false, loc);
             let value = try_.then_some(jrace_trace::ACQUIRE_TRY);
             self.emit(Kind::Acquire, l, loc, value, true);

@@ -258,7 +258,7 @@ fn access(sym: &Symbols, idx: u64, f: &EventFacts) -> AccessReport {
 }
 
 /// A stack frame as Java prints one: `pkg.Class.method(File.java:17)`.
-fn frame_name(sym: &Symbols, loc: u32) -> String {
+pub(crate) fn frame_name(sym: &Symbols, loc: u32) -> String {
     let token = sym.loc_name(loc);
     match sym.loc_detail.get(loc as usize).and_then(|d| d.as_ref()) {
         Some(d) if d.file.is_some() => format!("{}.{}({token})", d.class, d.method),

@@ -53,7 +53,12 @@ fn site(sym: &Symbols, thread: u32, loc: LocId, idx: u64) -> LockSite {
         stack: sym
             .stacks
             .get(&(thread, loc))
-            .map(|frames| frames.iter().map(|&l| sym.loc_name(l).to_owned()).collect())
+            .map(|frames| {
+                frames
+                    .iter()
+                    .map(|&l| crate::report::frame_name(sym, l))
+                    .collect()
+            })
             .unwrap_or_default(),
     }
 }
