@@ -267,4 +267,71 @@ mod tests {
             ("jvm-1", 2, 2)
         );
     }
+
+    /// The same deadlock in two JVMs is listed once; the detector's count follows.
+    #[test]
+    fn deadlocks_merge_by_fingerprint() {
+        use crate::report_deadlock::{DeadlockReport, DeadlockThreadReport, LockSite};
+        let site = |loc: &str| LockSite {
+            location: loc.into(),
+            method: None,
+            event: 1,
+            stack: vec![],
+        };
+        let deadlock = |a: &str, b: &str| {
+            let threads = vec![
+                DeadlockThreadReport {
+                    thread: "t1".into(),
+                    holds: "a".into(),
+                    held_at: site("A.java:1"),
+                    requests: "b".into(),
+                    requested_at: site(a),
+                },
+                DeadlockThreadReport {
+                    thread: "t2".into(),
+                    holds: "b".into(),
+                    held_at: site("B.java:1"),
+                    requests: "a".into(),
+                    requested_at: site(b),
+                },
+            ];
+            DeadlockReport {
+                id: 1,
+                fingerprint: crate::report_deadlock::fingerprint(&threads),
+                threads,
+                schedule_events: 4,
+                witness: None,
+            }
+        };
+        let with = |ds: Vec<DeadlockReport>| {
+            let mut r = report(10, vec![], None);
+            r.detectors[1] = DetectorSummary {
+                name: "deadlock",
+                races: 0,
+                seconds: 0.1,
+                unknown: Some(0),
+                complete: None,
+                warnings_only: false,
+                note: None,
+                deadlocks: Some(ds.len()),
+            };
+            r.deadlocks = Some(ds);
+            r
+        };
+        let m = merge(vec![
+            ("jvm-1".into(), with(vec![deadlock("A.java:2", "B.java:2")])),
+            (
+                "jvm-2".into(),
+                with(vec![
+                    deadlock("A.java:2", "B.java:2"),
+                    deadlock("A.java:7", "B.java:2"),
+                ]),
+            ),
+        ]);
+        let ds = m.deadlocks.as_ref().unwrap();
+        assert_eq!(ds.len(), 2);
+        assert_eq!((ds[0].id, ds[1].id), (1, 2));
+        assert_eq!(ds[1].threads[0].requested_at.location, "A.java:7");
+        assert_eq!(m.detectors[1].deadlocks, Some(2));
+    }
 }
