@@ -1,0 +1,397 @@
+//! Field, static and array accesses (and `System.arraycopy`), with the implicit control
+//! points they make and the call stack the first time a thread runs each access.
+
+use super::*;
+
+impl Cx<'_> {
+    /// The id of a reference value being recorded, marking the access as carrying one.
+    pub(super) unsafe fn ref_value_of(&mut self, v: jobject) -> i64 {
+        self.ref_value = true;
+        self.obj(v) as i64
+    }
+
+    pub(super) unsafe fn field(&mut self, write: bool, o: jobject, site: i32, value: i64) {
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
+        let Resolved::Field {
+            static_id,
+            volatile,
+            ..
+        } = self.resolve(e)
+        else {
+            return;
+        };
+        if self.jdk && !volatile && !e.site.fenced {
+            return;
+        }
+        if self.jdk && self.a.jdk_stacks {
+            self.stack_once(e, site);
+        }
+        let obj = self.obj(o);
+        if obj == 0 {
+            return;
+        }
+        let v = self.field_var(obj, static_id);
+        // The JDK's accesses are all synchronization (fenced classes' plain ones too).
+        let volatile = volatile || self.jdk;
+        let kind = access_kind(write, volatile);
+        if !volatile {
+            self.stack_once(e, site);
+        }
+        if !self.jdk {
+            self.implicit_branch(obj, false, e.loc);
+        }
+        self.loaded = !write;
+        self.emit(kind, v, e.loc, Some(value), volatile);
+        if self.jdk && !write {
+            self.jdk_read_done(e.loc);
+        }
+    }
+
+    /// An implicit control point (RVPredict §4): which variable an access touches is a
+    /// decision on the values read before it, like a conditional jump, when the object
+    /// (or lock) it goes through was read since the last branch, or, for an array
+    /// element, when any value was (the index may be computed from it). Only written when
+    /// branches are recorded.
+    #[inline]
+    pub(super) fn implicit_branch(&mut self, obj: u64, indexed: bool, loc: u32) {
+        let sb = &self.t.since_branch;
+        if self.a.opts.branches
+            && (sb.any_address || (indexed && sb.prim) || sb.refs.contains(&obj))
+        {
+            self.emit(Kind::Branch, 0, loc, None, false);
+        }
+    }
+
+    /// Records, once per thread and site, the call stack with which the thread runs it.
+    #[inline]
+    pub(super) fn stack_once(&mut self, e: &SiteEntry, site: i32) {
+        let tid = self.t.tid;
+        if tid < 64 {
+            let bit = 1u64 << tid;
+            if e.stack_seen.load(Ordering::Relaxed) & bit != 0 {
+                return;
+            }
+            e.stack_seen.fetch_or(bit, Ordering::Relaxed);
+        } else if !self.t.stacks_seen.insert(site) {
+            return;
+        }
+        // SAFETY: called from a hook on this thread.
+        unsafe { self.record_stack(e.loc) };
+    }
+
+    /// The current thread's top frames (below the hook), as locations.
+    pub(super) unsafe fn record_stack(&mut self, loc: u32) {
+        const MAX: usize = 12;
+        let jv = self.a.jvmti;
+        let mut frames: [jvmtiFrameInfo; MAX] = std::mem::zeroed();
+        let mut count: jint = 0;
+        if jvmti!(
+            jv,
+            GetStackTrace,
+            std::ptr::null_mut(),
+            0,
+            MAX as jint,
+            frames.as_mut_ptr(),
+            &mut count
+        ) != 0
+        {
+            return;
+        }
+        let mut out = Vec::new();
+        for f in &frames[..count.max(0) as usize] {
+            match self.frame_loc(f.method, f.location) {
+                Some(l) => out.push(l),
+                None => continue,
+            }
+        }
+        if !out.is_empty() {
+            self.a.io(self.a.writer.stack(self.t.tid, loc, &out));
+        }
+    }
+
+    /// A frame's location (interned, with class and method); `None` for the recorder's own
+    /// frames.
+    pub(super) unsafe fn frame_loc(&mut self, method: jmethodID, bci: jlocation) -> Option<u32> {
+        let key = (method as usize, bci);
+        if let Some(&l) = lock(&self.a.frames).get(&key) {
+            return (l != u32::MAX).then_some(l);
+        }
+        let jv = self.a.jvmti;
+        let mut class: jclass = std::ptr::null_mut();
+        if jvmti!(jv, GetMethodDeclaringClass, method, &mut class) != 0 {
+            return None;
+        }
+        let take = |p: *mut c_char| -> Option<String> {
+            if p.is_null() {
+                return None;
+            }
+            let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+            jvmti!(jv, Deallocate, p as *mut u8);
+            Some(s)
+        };
+        let mut sig: *mut c_char = std::ptr::null_mut();
+        jvmti!(jv, GetClassSignature, class, &mut sig, std::ptr::null_mut());
+        let class_name = take(sig).map(|s| signature_to_name(&s)).unwrap_or_default();
+        // The recorder's own frames, and the forwarding frames of lambdas (hidden classes
+        // without source), say nothing about the program.
+        if class_name.starts_with("jrace.rt.") || class_name.contains("$$Lambda") {
+            lock(&self.a.frames).insert(key, u32::MAX);
+            return None;
+        }
+        let mut name: *mut c_char = std::ptr::null_mut();
+        jvmti!(
+            jv,
+            GetMethodName,
+            method,
+            &mut name,
+            std::ptr::null_mut(),
+            std::ptr::null_mut()
+        );
+        let method_name = take(name).unwrap_or_default();
+        let mut file: *mut c_char = std::ptr::null_mut();
+        let file = if jvmti!(jv, GetSourceFileName, class, &mut file) == 0 {
+            take(file)
+        } else {
+            None
+        };
+        let mut n: jint = 0;
+        let mut table: *mut jvmtiLineNumberEntry = std::ptr::null_mut();
+        let mut line = None;
+        if jvmti!(jv, GetLineNumberTable, method, &mut n, &mut table) == 0 && !table.is_null() {
+            let entries = std::slice::from_raw_parts(table, n.max(0) as usize);
+            line = entries
+                .iter()
+                .filter(|e| e.start_location <= bci)
+                .max_by_key(|e| e.start_location)
+                .map(|e| e.line_number as u32);
+            jvmti!(jv, Deallocate, table as *mut u8);
+        }
+        if !self.env.is_null() {
+            jni!(self.env, DeleteLocalRef, class);
+        }
+        let l = self.a.intern_loc(Location {
+            class: class_name,
+            method: method_name,
+            file,
+            line,
+            bci: bci.max(0) as u32,
+        });
+        lock(&self.a.frames).insert(key, l);
+        Some(l)
+    }
+
+    pub(super) fn static_field(&mut self, write: bool, site: i32, value: i64) {
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
+        let Resolved::Field {
+            static_id,
+            volatile,
+            init,
+            record,
+        } = self.resolve(e)
+        else {
+            return;
+        };
+        if self.jdk {
+            if (volatile || e.site.fenced) && record {
+                let v = self.field_var(0, static_id);
+                self.loaded = !write;
+                self.emit(access_kind(write, true), v, e.loc, Some(value), true);
+                if !write {
+                    self.jdk_read_done(e.loc);
+                }
+            }
+            return;
+        }
+        if let Some(m) = init {
+            if !self.t.seen_init.contains(&m) {
+                let done = lock(&self.a.names).init_done.contains(&m);
+                if done {
+                    self.t.seen_init.insert(m);
+                    let mv = self.field_var(0, m);
+                    self.emit(Kind::VRead, mv, e.loc, Some(1), true);
+                    // The thread went on because the class was initialized.
+                    if self.a.opts.branches {
+                        self.emit(Kind::Branch, 0, e.loc, None, false);
+                    }
+                }
+            }
+        }
+        if !record {
+            return;
+        }
+        let v = self.field_var(0, static_id);
+        let kind = access_kind(write, volatile);
+        if !volatile {
+            self.stack_once(e, site);
+        }
+        self.loaded = !write;
+        self.emit(kind, v, e.loc, Some(value), volatile);
+    }
+
+    pub(super) unsafe fn array(
+        &mut self,
+        write: bool,
+        arr: jobject,
+        idx: i32,
+        site: i32,
+        value: i64,
+    ) {
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
+        let Resolved::Array { static_id } = self.resolve(e) else {
+            return;
+        };
+        let obj = self.obj(arr);
+        if obj == 0 || idx < 0 {
+            return;
+        }
+        let v = self.var((obj | ARRAY_VAR, idx as u32), static_id);
+        if self.jdk {
+            // A JDK array store: recorded as a synchronizing write, so that an ordered read
+            // of the slot elsewhere has its writer. Loads are instrumented only in classes
+            // that order them with fences.
+            if write {
+                self.emit(Kind::VWrite, v, e.loc, Some(value), true);
+            } else {
+                self.loaded = true;
+                self.emit(Kind::VRead, v, e.loc, Some(value), true);
+                self.jdk_read_done(e.loc);
+            }
+            return;
+        }
+        let kind = if write { Kind::Write } else { Kind::Read };
+        self.stack_once(e, site);
+        self.implicit_branch(obj, true, e.loc);
+        self.loaded = !write;
+        self.emit(kind, v, e.loc, Some(value), false);
+    }
+
+    /// `System.arraycopy`, before it runs: the reads of the source elements and the writes
+    /// of the destination elements it will do, with the values copied (at most
+    /// [`ARRAYCOPY_MAX`] elements are recorded; a copy that will throw records nothing).
+    pub(super) unsafe fn arraycopy(
+        &mut self,
+        src: jobject,
+        sp: i32,
+        dst: jobject,
+        dp: i32,
+        n: i32,
+        site: i32,
+    ) {
+        let Some(e) = self.site(site) else { return };
+        let env = self.env;
+        if src.is_null() || dst.is_null() || n <= 0 || sp < 0 || dp < 0 {
+            return;
+        }
+        let (slen, dlen) = (
+            jni!(env, GetArrayLength, src as jarray),
+            jni!(env, GetArrayLength, dst as jarray),
+        );
+        if jni!(env, ExceptionCheck) != 0 {
+            jni!(env, ExceptionClear);
+            return;
+        }
+        if sp as i64 + n as i64 > slen as i64 || dp as i64 + n as i64 > dlen as i64 {
+            return;
+        }
+        let k = n.min(ARRAYCOPY_MAX);
+        // Element kind from the source's class signature (`[I`, `[Ljava/lang/String;`).
+        let cls = jni!(env, GetObjectClass, src);
+        let mut sig: *mut c_char = std::ptr::null_mut();
+        let jv = self.a.jvmti;
+        if jvmti!(jv, GetClassSignature, cls, &mut sig, std::ptr::null_mut()) != 0 || sig.is_null()
+        {
+            return;
+        }
+        let elem = CStr::from_ptr(sig)
+            .to_bytes()
+            .get(1)
+            .copied()
+            .unwrap_or(b'L');
+        jvmti!(jv, Deallocate, sig as *mut u8);
+        jni!(env, DeleteLocalRef, cls);
+        let mut values = vec![0i64; k as usize];
+        macro_rules! region {
+            ($get:ident, $t:ty, $conv:expr) => {{
+                let mut buf: Vec<$t> = vec![Default::default(); k as usize];
+                jni!(env, $get, src as _, sp, k, buf.as_mut_ptr());
+                for (v, x) in values.iter_mut().zip(buf) {
+                    *v = $conv(x);
+                }
+            }};
+        }
+        let name = match elem {
+            b'I' => {
+                region!(GetIntArrayRegion, jint, |x: jint| x as i64);
+                "int[]"
+            }
+            b'J' => {
+                region!(GetLongArrayRegion, jlong, |x: jlong| x);
+                "long[]"
+            }
+            b'F' => {
+                region!(GetFloatArrayRegion, jfloat, |x: jfloat| f2i(x));
+                "float[]"
+            }
+            b'D' => {
+                region!(GetDoubleArrayRegion, jdouble, |x: jdouble| d2i(x));
+                "double[]"
+            }
+            b'B' | b'Z' => {
+                region!(GetByteArrayRegion, jbyte, |x: jbyte| x as i64);
+                "byte[]"
+            }
+            b'C' => {
+                region!(GetCharArrayRegion, jchar, |x: jchar| x as i64);
+                "char[]"
+            }
+            b'S' => {
+                region!(GetShortArrayRegion, jshort, |x: jshort| x as i64);
+                "short[]"
+            }
+            _ => {
+                for (i, v) in values.iter_mut().enumerate() {
+                    let x = jni!(
+                        env,
+                        GetObjectArrayElement,
+                        src as jobjectArray,
+                        sp + i as i32
+                    );
+                    *v = self.obj(x) as i64;
+                    if !x.is_null() {
+                        jni!(env, DeleteLocalRef, x);
+                    }
+                }
+                "java.lang.Object[]"
+            }
+        };
+        if jni!(env, ExceptionCheck) != 0 {
+            jni!(env, ExceptionClear);
+            return;
+        }
+        let sid = self.fixed_static(name);
+        let (so, dobj) = (self.obj(src), self.obj(dst));
+        self.stack_once(e, site);
+        self.implicit_branch(so, true, e.loc);
+        self.implicit_branch(dobj, true, e.loc);
+        let was_ref = std::mem::replace(&mut self.ref_value, elem == b'L' || elem == b'[');
+        for (i, &v) in values.iter().enumerate() {
+            let idx = (sp + i as i32) as u32;
+            let var = self.var((so | ARRAY_VAR, idx), sid);
+            self.emit(Kind::Read, var, e.loc, Some(v), false);
+        }
+        for (i, &v) in values.iter().enumerate() {
+            let idx = (dp + i as i32) as u32;
+            let var = self.var((dobj | ARRAY_VAR, idx), sid);
+            self.emit(Kind::Write, var, e.loc, Some(v), false);
+        }
+        self.ref_value = was_ref;
+    }
+
+    // --- locks ---
+}

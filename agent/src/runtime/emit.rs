@@ -1,0 +1,158 @@
+//! Writing an event: branch elimination, the TREE filter, stamps (the clock, and the
+//! synchronization word for synchronization events), events held back by a modelled call,
+//! and the append to the thread's log that cuts the recording when it fails.
+
+use super::*;
+
+impl Cx<'_> {
+    pub(super) fn emit(
+        &mut self,
+        kind: Kind,
+        target: u32,
+        loc: u32,
+        value: Option<i64>,
+        sync: bool,
+    ) {
+        self.emit_one(kind, target, loc, value, sync);
+    }
+
+    pub(super) fn emit_one(
+        &mut self,
+        kind: Kind,
+        target: u32,
+        loc: u32,
+        value: Option<i64>,
+        sync: bool,
+    ) {
+        if !self.jdk && !self.t.open_calls.is_empty() {
+            // Program code inside a modelled call: it is over, or calling back.
+            self.close_open_calls();
+        }
+        if let Some(l) = self.t.pending_wake {
+            if kind != Kind::Wake {
+                self.t.pending_wake = None;
+                self.emit_one(Kind::Wake, l, loc, None, true);
+            }
+        }
+        // A branch constrains the values of the reads before it; a second branch with no
+        // read in between constrains nothing more, so it is not written.
+        match kind {
+            Kind::Branch if !self.t.since_branch.any() => return,
+            Kind::Branch => self.t.since_branch.clear(),
+            Kind::Read | Kind::VRead => {
+                let sb = &mut self.t.since_branch;
+                match value {
+                    None => sb.any_address = true,
+                    // A null read decides a branch as well as any value.
+                    Some(0) if self.ref_value => sb.prim = true,
+                    Some(v) if self.ref_value => {
+                        if sb.refs.len() >= 16 {
+                            sb.any_address = true;
+                        } else if !sb.refs.contains(&(v as u64)) {
+                            sb.refs.push(v as u64);
+                        }
+                    }
+                    Some(_) => sb.prim = true,
+                }
+            }
+            _ => {}
+        }
+        if let Some(f) = self.t.tree.as_deref_mut() {
+            // TREE: a redundant plain access is not written. Everything else about it
+            // (a pending wake, what it read for branches) happened as if it were.
+            if kind.is_plain_access() {
+                let owners = self.a.tree.as_ref();
+                let switches = owners.and_then(|o| o.touch(target, self.t.tid));
+                if !f.access(loc, target, kind == Kind::Write, switches) {
+                    self.t.tree_dropped += 1;
+                    return;
+                }
+            } else {
+                f.sync(kind, target);
+            }
+        }
+        let a = self.a;
+        // A loaded value and a lazily written `begin` observe what happened before the
+        // hook began; everything else is stamped now (a publishing event as late as
+        // possible, before its operation; an observation the hook makes itself, e.g.
+        // under a lock it takes, after all it may follow).
+        let early =
+            kind == Kind::Begin || (self.loaded && matches!(kind, Kind::Read | Kind::VRead));
+        let now = if early && self.entry.now != 0 {
+            self.entry.now
+        } else {
+            a.now()
+        };
+        let mut s = now.max(self.t.last);
+        if sync {
+            let base = match (kind, self.entry.sync) {
+                (Kind::Begin, Some(w)) => w,
+                _ => a.sync_clock.load(Ordering::Acquire),
+            };
+            s = s.max(base + 1);
+            a.sync_clock.fetch_max(s, Ordering::AcqRel);
+        }
+        self.t.last = s;
+        let mut e = Event::new(self.t.tid, kind, target, loc);
+        match value {
+            // An acquire's value is a mark ([`jrace_trace::ACQUIRE_TRY`]), not a value read.
+            Some(v) if kind == Kind::Acquire => e.value = v,
+            Some(v) => e = e.with_value(v),
+            None => {}
+        }
+        if self.jdk {
+            if let Some(c) = self.t.open_calls.last_mut() {
+                if c.mode == ordered::OpenMode::Hold {
+                    // Held back until the modelled call returns ([`ordered`]).
+                    c.held.push((s, e));
+                    return;
+                }
+            }
+        }
+        self.append(s, &e);
+    }
+
+    /// Writes one stamped event to the thread's log (and counts the trace's size).
+    #[inline]
+    pub(super) fn append(&mut self, s: u64, e: &Event) {
+        let a = self.a;
+        if let Some(log) = self.t.log.as_mut() {
+            // After a cut (another thread's, or a metadata write that failed on this
+            // one while naming what this event refers to) nothing more is written.
+            if a.stopped.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Err(err) = log.append(s, e) {
+                self.t.log = None;
+                a.cut(
+                    "write_error",
+                    &format!(
+                        "thread {}: {err}: recording stopped, the program goes on",
+                        self.t.tid
+                    ),
+                );
+                return;
+            }
+            let value = e.has_value().then_some(e.value);
+            crate::replay::emitted(self.t.tid, e.kind, e.loc, value); // replay
+            self.t.until_size_check -= 1;
+            if self.t.until_size_check == 0 {
+                self.t.until_size_check = SIZE_CHECK_EVERY;
+                if let Some(max) = a.opts.max_bytes {
+                    let now = log.bytes();
+                    let grown = now - self.t.bytes_counted;
+                    self.t.bytes_counted = now;
+                    let total = a.bytes.fetch_add(grown, Ordering::Relaxed) + grown;
+                    if total >= max {
+                        a.cut(
+                            "max_mb",
+                            &format!(
+                                "the trace reached {total} bytes (max_mb): recording stopped, the program goes on"
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! The natives of `jrace.rt.R`: one per hook, each a thin `extern "C"` entry that runs
+//! its body through [`super::hook`], and their registration.
+
+use super::*;
+
+pub(super) type Env = *mut JNIEnv;
+
+pub(super) fn f2i(v: f32) -> i64 {
+    v.to_bits() as i64
+}
+pub(super) fn d2i(v: f64) -> i64 {
+    v.to_bits() as i64
+}
+
+pub(super) unsafe extern "C" fn rd_i(env: Env, _: jclass, v: jint, o: jobject, site: jint) {
+    load_hook(env, site, |cx| cx.field(false, o, site, v as i64));
+}
+pub(super) unsafe extern "C" fn rd_j(env: Env, _: jclass, v: jlong, o: jobject, site: jint) {
+    load_hook(env, site, |cx| cx.field(false, o, site, v));
+}
+pub(super) unsafe extern "C" fn rd_f(env: Env, _: jclass, v: jfloat, o: jobject, site: jint) {
+    load_hook(env, site, |cx| cx.field(false, o, site, f2i(v)));
+}
+pub(super) unsafe extern "C" fn rd_d(env: Env, _: jclass, v: jdouble, o: jobject, site: jint) {
+    load_hook(env, site, |cx| cx.field(false, o, site, d2i(v)));
+}
+pub(super) unsafe extern "C" fn rd_a(env: Env, _: jclass, v: jobject, o: jobject, site: jint) {
+    load_hook(env, site, |cx| {
+        let v = cx.ref_value_of(v);
+        cx.field(false, o, site, v)
+    });
+}
+pub(super) unsafe extern "C" fn wr_i(env: Env, _: jclass, o: jobject, v: jint, site: jint) {
+    hook(env, site, |cx| cx.field(true, o, site, v as i64));
+}
+pub(super) unsafe extern "C" fn wr_j(env: Env, _: jclass, o: jobject, v: jlong, site: jint) {
+    hook(env, site, |cx| cx.field(true, o, site, v));
+}
+pub(super) unsafe extern "C" fn wr_f(env: Env, _: jclass, o: jobject, v: jfloat, site: jint) {
+    hook(env, site, |cx| cx.field(true, o, site, f2i(v)));
+}
+pub(super) unsafe extern "C" fn wr_d(env: Env, _: jclass, o: jobject, v: jdouble, site: jint) {
+    hook(env, site, |cx| cx.field(true, o, site, d2i(v)));
+}
+pub(super) unsafe extern "C" fn wr_a(env: Env, _: jclass, o: jobject, v: jobject, site: jint) {
+    hook(env, site, |cx| {
+        let id = cx.ref_value_of(v);
+        cx.field(true, o, site, id);
+        cx.bp_ref_write(o, v);
+    });
+}
+pub(super) unsafe extern "C" fn sr_i(env: Env, _: jclass, v: jint, site: jint) {
+    load_hook(env, site, |cx| cx.static_field(false, site, v as i64));
+}
+pub(super) unsafe extern "C" fn sr_j(env: Env, _: jclass, v: jlong, site: jint) {
+    load_hook(env, site, |cx| cx.static_field(false, site, v));
+}
+pub(super) unsafe extern "C" fn sr_f(env: Env, _: jclass, v: jfloat, site: jint) {
+    load_hook(env, site, |cx| cx.static_field(false, site, f2i(v)));
+}
+pub(super) unsafe extern "C" fn sr_d(env: Env, _: jclass, v: jdouble, site: jint) {
+    load_hook(env, site, |cx| cx.static_field(false, site, d2i(v)));
+}
+pub(super) unsafe extern "C" fn sr_a(env: Env, _: jclass, v: jobject, site: jint) {
+    load_hook(env, site, |cx| {
+        let v = cx.ref_value_of(v);
+        cx.static_field(false, site, v)
+    });
+}
+pub(super) unsafe extern "C" fn sw_i(env: Env, _: jclass, v: jint, site: jint) {
+    hook(env, site, |cx| cx.static_field(true, site, v as i64));
+}
+pub(super) unsafe extern "C" fn sw_j(env: Env, _: jclass, v: jlong, site: jint) {
+    hook(env, site, |cx| cx.static_field(true, site, v));
+}
+pub(super) unsafe extern "C" fn sw_f(env: Env, _: jclass, v: jfloat, site: jint) {
+    hook(env, site, |cx| cx.static_field(true, site, f2i(v)));
+}
+pub(super) unsafe extern "C" fn sw_d(env: Env, _: jclass, v: jdouble, site: jint) {
+    hook(env, site, |cx| cx.static_field(true, site, d2i(v)));
+}
+pub(super) unsafe extern "C" fn sw_a(env: Env, _: jclass, v: jobject, site: jint) {
+    hook(env, site, |cx| {
+        let v = cx.ref_value_of(v);
+        cx.static_field(true, site, v)
+    });
+}
+pub(super) unsafe extern "C" fn ar_i(
+    env: Env,
+    _: jclass,
+    v: jint,
+    a: jobject,
+    i: jint,
+    site: jint,
+) {
+    load_hook(env, site, |cx| cx.array(false, a, i, site, v as i64));
+}
+pub(super) unsafe extern "C" fn ar_j(
+    env: Env,
+    _: jclass,
+    v: jlong,
+    a: jobject,
+    i: jint,
+    site: jint,
+) {
+    load_hook(env, site, |cx| cx.array(false, a, i, site, v));
+}
+pub(super) unsafe extern "C" fn ar_f(
+    env: Env,
+    _: jclass,
+    v: jfloat,
+    a: jobject,
+    i: jint,
+    site: jint,
+) {
+    load_hook(env, site, |cx| cx.array(false, a, i, site, f2i(v)));
+}
+pub(super) unsafe extern "C" fn ar_d(
+    env: Env,
+    _: jclass,
+    v: jdouble,
+    a: jobject,
+    i: jint,
+    site: jint,
+) {
+    load_hook(env, site, |cx| cx.array(false, a, i, site, d2i(v)));
+}
+pub(super) unsafe extern "C" fn ar_a(
+    env: Env,
+    _: jclass,
+    v: jobject,
+    a: jobject,
+    i: jint,
+    site: jint,
+) {
+    load_hook(env, site, |cx| {
+        let v = cx.ref_value_of(v);
+        cx.array(false, a, i, site, v)
+    });
+}
+pub(super) unsafe extern "C" fn aw_i(
+    env: Env,
+    _: jclass,
+    a: jobject,
+    i: jint,
+    v: jint,
+    site: jint,
+) {
+    hook(env, site, |cx| cx.array(true, a, i, site, v as i64));
+}
+pub(super) unsafe extern "C" fn aw_j(
+    env: Env,
+    _: jclass,
+    a: jobject,
+    i: jint,
+    v: jlong,
+    site: jint,
+) {
+    hook(env, site, |cx| cx.array(true, a, i, site, v));
+}
+pub(super) unsafe extern "C" fn aw_f(
+    env: Env,
+    _: jclass,
+    a: jobject,
+    i: jint,
+    v: jfloat,
+    site: jint,
+) {
+    hook(env, site, |cx| cx.array(true, a, i, site, f2i(v)));
+}
+pub(super) unsafe extern "C" fn aw_d(
+    env: Env,
+    _: jclass,
+    a: jobject,
+    i: jint,
+    v: jdouble,
+    site: jint,
+) {
+    hook(env, site, |cx| cx.array(true, a, i, site, d2i(v)));
+}
+pub(super) unsafe extern "C" fn aw_a(
+    env: Env,
+    _: jclass,
+    a: jobject,
+    i: jint,
+    v: jobject,
+    site: jint,
+) {
+    hook(env, site, |cx| {
+        let id = cx.ref_value_of(v);
+        cx.array(true, a, i, site, id);
+        cx.bp_ref_write(a, v);
+    });
+}
+pub(super) unsafe extern "C" fn menter(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, site, |cx| {
+        if let Some(e) = cx.enter_site(site) {
+            let obj = cx.obj(o);
+            if let SiteKind::MonitorEnter { via: Some(v) } = &e.site.kind {
+                cx.lock_via = LockVia::Named(v);
+            }
+            cx.monitor_enter(obj, o, e.loc)
+        }
+    });
+}
+pub(super) unsafe extern "C" fn mexit(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, site, |cx| {
+        if let Some(e) = cx.enter_site(site) {
+            let obj = cx.obj(o);
+            cx.monitor_exit(obj, e.loc)
+        }
+    });
+}
+pub(super) unsafe extern "C" fn senter(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, site, |cx| {
+        if let Some(e) = cx.enter_site(site) {
+            let obj = cx.obj(o);
+            cx.t.sync_stack.push(obj);
+            if let SiteKind::SyncMethod { is_static: true } = e.site.kind {
+                cx.lock_via = LockVia::ClassOf(&e.site.loc.class);
+            }
+            cx.monitor_enter(obj, o, e.loc)
+        }
+    });
+}
+pub(super) unsafe extern "C" fn sexit(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, site, |cx| {
+        if let Some(e) = cx.enter_site(site) {
+            let obj = cx.obj(o);
+            if cx.t.sync_stack.last() == Some(&obj) {
+                cx.t.sync_stack.pop();
+            }
+            cx.monitor_exit(obj, e.loc)
+        }
+    });
+}
+pub(super) unsafe extern "C" fn sthrow(env: Env, _: jclass, site: jint) {
+    hook(env, site, |cx| {
+        if let (Some(e), Some(obj)) = (cx.enter_site(site), cx.t.sync_stack.pop()) {
+            cx.monitor_exit(obj, e.loc)
+        }
+    });
+}
+pub(super) unsafe extern "C" fn before(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, site, |cx| cx.call(When::Before, o, site));
+}
+pub(super) unsafe extern "C" fn after(env: Env, _: jclass, o: jobject, site: jint) {
+    hook(env, site, |cx| cx.call(When::After(Ret::Void), o, site));
+}
+pub(super) unsafe extern "C" fn after_z(env: Env, _: jclass, r: jboolean, o: jobject, site: jint) {
+    hook(env, site, |cx| {
+        cx.call(When::After(Ret::Bool(r != 0)), o, site)
+    });
+}
+pub(super) unsafe extern "C" fn after_a(env: Env, _: jclass, r: jobject, o: jobject, site: jint) {
+    hook(env, site, |cx| cx.call(When::After(Ret::Ref(r)), o, site));
+}
+pub(super) unsafe extern "C" fn tenter(env: Env, _: jclass, o: jobject, site: jint) {
+    // A run()/call() of an object some hooked scheduler published (java.util.Timer; the
+    // executors' own hooks cover their tasks): the task starts after its submission.
+    hook(env, site, |cx| {
+        let Some(e) = cx.site(site) else { return };
+        let obj = cx.obj(o);
+        if obj == 0 {
+            return;
+        }
+        let sid = cx.fixed_static("$task");
+        if cx.a.vars.get((obj, sid)).is_some() {
+            cx.sync_var(obj, "$task", e.loc, true, false);
+        }
+    });
+}
+pub(super) unsafe extern "C" fn texit(env: Env, _: jclass, _o: jobject, _site: jint) {
+    let _ = env;
+}
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn arraycopy(
+    env: Env,
+    _: jclass,
+    src: jobject,
+    sp: jint,
+    dst: jobject,
+    dp: jint,
+    n: jint,
+    site: jint,
+) {
+    hook(env, site, |cx| cx.arraycopy(src, sp, dst, dp, n, site));
+}
+pub(super) unsafe extern "C" fn qenter(_env: Env, _: jclass, _site: jint) {
+    let _ = TLS.try_with(|t| t.quiet.set(t.quiet.get().saturating_add(1)));
+}
+pub(super) unsafe extern "C" fn qexit(_env: Env, _: jclass, _site: jint) {
+    let _ = TLS.try_with(|t| t.quiet.set(t.quiet.get().saturating_sub(1)));
+}
+pub(super) unsafe extern "C" fn br(env: Env, _: jclass, site: jint) {
+    hook(env, site, |cx| {
+        if let Some(e) = cx.site(site) {
+            cx.emit(Kind::Branch, 0, e.loc, None, false)
+        }
+    });
+}
+pub(super) unsafe extern "C" fn clinit(env: Env, _: jclass, site: jint) {
+    hook(env, site, |cx| {
+        let Some(e) = cx.site(site) else { return };
+        let a = cx.a;
+        let m = {
+            let mut n = lock(&a.names);
+            intern_static(a, &mut n, &format!("{}.<clinit>", e.site.loc.class))
+        };
+        let v = cx.field_var(0, m);
+        cx.t.seen_init.insert(m);
+        cx.emit(Kind::VWrite, v, e.loc, Some(1), true);
+        lock(&a.names).init_done.insert(m);
+    });
+}
+
+/// Binds every native of `jrace.rt.R`.
+///
+/// # Safety
+/// `env` is the calling thread's JNI environment and `class` the defined runtime class.
+pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), String> {
+    const O: &str = "Ljava/lang/Object;";
+    let o = O;
+    let table: Vec<(&str, String, *mut c_void)> = vec![
+        ("rdI", format!("(I{o}I)V"), rd_i as *mut c_void),
+        ("rdJ", format!("(J{o}I)V"), rd_j as *mut c_void),
+        ("rdF", format!("(F{o}I)V"), rd_f as *mut c_void),
+        ("rdD", format!("(D{o}I)V"), rd_d as *mut c_void),
+        ("rdA", format!("({o}{o}I)V"), rd_a as *mut c_void),
+        ("wrI", format!("({o}II)V"), wr_i as *mut c_void),
+        ("wrJ", format!("({o}JI)V"), wr_j as *mut c_void),
+        ("wrF", format!("({o}FI)V"), wr_f as *mut c_void),
+        ("wrD", format!("({o}DI)V"), wr_d as *mut c_void),
+        ("wrA", format!("({o}{o}I)V"), wr_a as *mut c_void),
+        ("srI", "(II)V".into(), sr_i as *mut c_void),
+        ("srJ", "(JI)V".into(), sr_j as *mut c_void),
+        ("srF", "(FI)V".into(), sr_f as *mut c_void),
+        ("srD", "(DI)V".into(), sr_d as *mut c_void),
+        ("srA", format!("({o}I)V"), sr_a as *mut c_void),
+        ("swI", "(II)V".into(), sw_i as *mut c_void),
+        ("swJ", "(JI)V".into(), sw_j as *mut c_void),
+        ("swF", "(FI)V".into(), sw_f as *mut c_void),
+        ("swD", "(DI)V".into(), sw_d as *mut c_void),
+        ("swA", format!("({o}I)V"), sw_a as *mut c_void),
+        ("arI", format!("(I{o}II)V"), ar_i as *mut c_void),
+        ("arJ", format!("(J{o}II)V"), ar_j as *mut c_void),
+        ("arF", format!("(F{o}II)V"), ar_f as *mut c_void),
+        ("arD", format!("(D{o}II)V"), ar_d as *mut c_void),
+        ("arA", format!("({o}{o}II)V"), ar_a as *mut c_void),
+        ("awI", format!("({o}III)V"), aw_i as *mut c_void),
+        ("awJ", format!("({o}IJI)V"), aw_j as *mut c_void),
+        ("awF", format!("({o}IFI)V"), aw_f as *mut c_void),
+        ("awD", format!("({o}IDI)V"), aw_d as *mut c_void),
+        ("awA", format!("({o}I{o}I)V"), aw_a as *mut c_void),
+        ("menter", format!("({o}I)V"), menter as *mut c_void),
+        ("mexit", format!("({o}I)V"), mexit as *mut c_void),
+        ("senter", format!("({o}I)V"), senter as *mut c_void),
+        ("sexit", format!("({o}I)V"), sexit as *mut c_void),
+        ("sthrow", "(I)V".into(), sthrow as *mut c_void),
+        ("before0", format!("({o}I)V"), before as *mut c_void),
+        ("after0", format!("({o}I)V"), after as *mut c_void),
+        ("afterZ0", format!("(Z{o}I)V"), after_z as *mut c_void),
+        ("afterA0", format!("({o}{o}I)V"), after_a as *mut c_void),
+        ("resolve", "(I)I".into(), ordered::resolve as *mut c_void),
+        ("qenter", "(I)V".into(), qenter as *mut c_void),
+        ("qexit", "(I)V".into(), qexit as *mut c_void),
+        ("uR", format!("({o}JJI)V"), ordered::u_r as *mut c_void),
+        ("uW", format!("({o}JJI)V"), ordered::u_w as *mut c_void),
+        ("uRW", format!("({o}JJJI)V"), ordered::u_rw as *mut c_void),
+        ("uRA", format!("({o}J{o}I)V"), ordered::u_ra as *mut c_void),
+        ("uWA", format!("({o}J{o}I)V"), ordered::u_wa as *mut c_void),
+        (
+            "uRWA",
+            format!("({o}J{o}{o}I)V"),
+            ordered::u_rwa as *mut c_void,
+        ),
+        ("tenter", format!("({o}I)V"), tenter as *mut c_void),
+        ("texit", format!("({o}I)V"), texit as *mut c_void),
+        (
+            "arraycopy",
+            format!("({o}I{o}III)V"),
+            arraycopy as *mut c_void,
+        ),
+        (
+            "bpenter0",
+            "(II)I".into(),
+            barrier::bp_enter0 as *mut c_void,
+        ),
+        (
+            "bpenter1",
+            format!("(I{o}I)I"),
+            barrier::bp_enter1 as *mut c_void,
+        ),
+        (
+            "bpenter2",
+            format!("(I{o}{o}I)I"),
+            barrier::bp_enter2 as *mut c_void,
+        ),
+        (
+            "bpenter3",
+            format!("(I{o}{o}{o}I)I"),
+            barrier::bp_enter3 as *mut c_void,
+        ),
+        (
+            "bpenterN",
+            format!("(I[{o}I)I"),
+            barrier::bp_enter_n as *mut c_void,
+        ),
+        ("bpexit", "(I)V".into(), barrier::bp_exit as *mut c_void),
+        (
+            "bpunwind",
+            "(II)V".into(),
+            barrier::bp_unwind as *mut c_void,
+        ),
+        ("br", "(I)V".into(), br as *mut c_void),
+        ("clinit", "(I)V".into(), clinit as *mut c_void),
+    ];
+    let names: Vec<(CString, CString)> = table
+        .iter()
+        .map(|(n, s, _)| (CString::new(*n).unwrap(), CString::new(s.as_str()).unwrap()))
+        .collect();
+    let methods: Vec<JNINativeMethod> = table
+        .iter()
+        .zip(&names)
+        .map(|((_, _, f), (n, s))| JNINativeMethod {
+            name: n.as_ptr() as *mut c_char,
+            signature: s.as_ptr() as *mut c_char,
+            fnPtr: *f,
+        })
+        .collect();
+    let r = jni!(
+        env,
+        RegisterNatives,
+        class,
+        methods.as_ptr(),
+        methods.len() as jint
+    );
+    if r != 0 {
+        jni!(env, ExceptionDescribe);
+        jni!(env, ExceptionClear);
+        return Err(format!("RegisterNatives failed ({r})"));
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! Locks, monitors, wait/notify, the JDK's synchronization variables, modelled library
+//! calls, caught exceptions, fork and join.
+
+use super::*;
+
+impl Cx<'_> {
+    /// `try_`: the acquisition could not have blocked (a successful `tryLock`), which the
+    /// deadlock detector must know ([`jrace_trace::ACQUIRE_TRY`]).
+    pub(super) unsafe fn acquire_obj(&mut self, obj: u64, o: jobject, loc: u32, try_: bool) {
+        let l = self.lock_id(obj, o);
+        let c = self.t.held.entry(obj).or_insert((0, l));
+        c.0 += 1;
+        if c.0 == 1 {
+            if !self.jdk && self.t.lock_stacks_seen.insert(loc) {
+                // SAFETY: called from a hook on this thread.
+                unsafe { self.record_stack(loc) };
+            }
+            self.implicit_branch(obj, false, loc);
+            let value = try_.then_some(jrace_trace::ACQUIRE_TRY);
+            self.emit(Kind::Acquire, l, loc, value, true);
+        }
+    }
+
+    pub(super) fn release_obj(&mut self, obj: u64, loc: u32) {
+        let Some(c) = self.t.held.get_mut(&obj) else {
+            return;
+        };
+        c.0 -= 1;
+        if c.0 == 0 {
+            let l = c.1;
+            self.t.held.remove(&obj);
+            self.emit(Kind::Release, l, loc, None, true);
+        }
+    }
+
+    /// A monitor entered. In JDK code ([`Cx::jdk`]) also a volatile read of the monitor's
+    /// `$monitor`, which its exits write: the JDK's critical sections on one monitor keep
+    /// their order (what they do inside is not recorded, so no detector may reorder them).
+    pub(super) unsafe fn monitor_enter(&mut self, obj: u64, o: jobject, loc: u32) {
+        if obj == 0 {
+            return;
+        }
+        let first = !self.t.held.contains_key(&obj);
+        self.acquire_obj(obj, o, loc, false);
+        if self.jdk {
+            if first {
+                self.sync_var(obj, "$monitor", loc, true, false);
+            }
+            self.monitor_entered_in_call();
+        }
+    }
+
+    pub(super) fn monitor_exit(&mut self, obj: u64, loc: u32) {
+        if self.jdk && self.t.held.get(&obj).is_some_and(|c| c.0 == 1) {
+            self.sync_var(obj, "$monitor", loc, false, true);
+        }
+        self.release_obj(obj, loc);
+    }
+
+    /// `Object.wait` / `Condition.await` on a held lock: `wait` now, `wake` when it
+    /// returns (or at the thread's next event, if it ends by an exception).
+    pub(super) fn wait(&mut self, obj: u64, loc: u32) {
+        if let Some(&(_, l)) = self.t.held.get(&obj) {
+            self.emit(Kind::Wait, l, loc, None, true);
+            self.t.pending_wake = Some(l);
+        }
+    }
+
+    pub(super) fn wake(&mut self, obj: u64, loc: u32) {
+        if let (Some(l), Some(&(_, held))) = (self.t.pending_wake, self.t.held.get(&obj)) {
+            if l == held {
+                self.t.pending_wake = None;
+                self.emit_one(Kind::Wake, l, loc, None, true);
+            }
+        }
+    }
+
+    pub(super) fn notify(&mut self, obj: u64, all: bool, loc: u32) {
+        if let Some(&(_, l)) = self.t.held.get(&obj) {
+            let k = if all { Kind::NotifyAll } else { Kind::Notify };
+            self.emit(k, l, loc, None, true);
+        }
+    }
+
+    /// A volatile read, write or atomic read-modify-write of `<obj>.<field>`.
+    pub(super) fn sync_var(
+        &mut self,
+        obj: u64,
+        field: &'static str,
+        loc: u32,
+        read: bool,
+        write: bool,
+    ) {
+        let sid = self.fixed_static(field);
+        let v = self.field_var(obj, sid);
+        if read && write {
+            // No other thread's pair on this variable in between, as if one atomic event.
+            let _g = lock(&self.a.rmw[v as usize % RMW_STRIPES]);
+            self.emit(Kind::VRead, v, loc, None, true);
+            self.emit(Kind::VWrite, v, loc, None, true);
+        } else if read {
+            self.emit(Kind::VRead, v, loc, None, true);
+        } else if write {
+            self.emit(Kind::VWrite, v, loc, None, true);
+        }
+        // The call returned (await, get, take, lock, ...) because of what it read: a
+        // control decision, so predicted runs keep that read's writer (mcm).
+        if read && self.a.opts.branches {
+            self.emit(Kind::Branch, 0, loc, None, false);
+        }
+    }
+
+    /// The static id of one of the recorder's own field names (`$sync`, `$state`, ...),
+    /// cached per thread.
+    pub(super) fn fixed_static(&mut self, name: &'static str) -> u32 {
+        if let Some(&(_, id)) = self.t.fixed.iter().find(|(n, _)| *n == name) {
+            return id;
+        }
+        let id = {
+            let mut n = lock(&self.a.names);
+            intern_static(self.a, &mut n, name)
+        };
+        self.t.fixed.push((name, id));
+        id
+    }
+
+    pub(super) fn plain_state(&mut self, obj: u64, loc: u32, write: bool) {
+        self.implicit_branch(obj, false, loc);
+        let sid = self.fixed_static("$state");
+        let v = self.field_var(obj, sid);
+        let k = if write { Kind::Write } else { Kind::Read };
+        self.emit(k, v, loc, None, false);
+    }
+
+    // --- calls ---
+
+    pub(super) unsafe fn call(&mut self, when: When, o: jobject, site: i32) {
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
+        let Resolved::Call(op) = self.resolve(e) else {
+            return;
+        };
+        if o.is_null() {
+            return;
+        }
+        let loc = e.loc;
+        if let SiteKind::Call { via: Some(v), .. } = &e.site.kind {
+            // `lock.lock()`: a lock first taken here is named by the field.
+            self.lock_via = LockVia::Named(v);
+        }
+        match (op, when) {
+            (CallOp::Start, When::Before) => self.fork(o, loc),
+            (CallOp::Join, When::After(_)) => self.join(o, loc),
+            (CallOp::Wait, When::Before) => {
+                let obj = self.obj(o);
+                if self.jdk && self.t.held.contains_key(&obj) {
+                    self.sync_var(obj, "$monitor", loc, false, true);
+                }
+                self.wait(obj, loc)
+            }
+            (CallOp::Wait, When::After(_)) => {
+                let obj = self.obj(o);
+                self.wake(obj, loc);
+                if self.jdk && self.t.held.contains_key(&obj) {
+                    self.sync_var(obj, "$monitor", loc, true, false);
+                }
+            }
+            (CallOp::Notify, When::Before) => {
+                let obj = self.obj(o);
+                self.notify(obj, false, loc)
+            }
+            (CallOp::NotifyAll, When::Before) => {
+                let obj = self.obj(o);
+                self.notify(obj, true, loc)
+            }
+            (CallOp::Interrupt, When::Before) if self.model(o) == ClassModel::Thread => {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$interrupt", loc, true, true)
+            }
+            (CallOp::Caught, When::Before) => self.caught(o, loc),
+            (CallOp::Interrupted, When::After(Ret::Bool(true)))
+                if self.model(o) == ClassModel::Thread =>
+            {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$interrupt", loc, true, false)
+            }
+            (CallOp::TaskSubmit, _) => {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$task", loc, false, true)
+            }
+            (CallOp::TaskStart, _) => {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$task", loc, true, false)
+            }
+            (CallOp::TaskEnd, _) => {
+                let obj = self.obj(o);
+                self.sync_var(obj, "$done", loc, true, true)
+            }
+            (CallOp::Library, _) => self.library(when, o, site, loc),
+            _ => {}
+        }
+    }
+
+    /// A handler caught `exc`: an InterruptedException means this thread saw its interrupt.
+    pub(super) unsafe fn caught(&mut self, exc: jobject, loc: u32) {
+        let env = self.env;
+        let java = self.a.java.get().unwrap();
+        if java.interrupted_exception.is_null()
+            || jni!(env, IsInstanceOf, exc, java.interrupted_exception) == 0
+        {
+            return;
+        }
+        let me = jni!(
+            env,
+            CallStaticObjectMethod,
+            java.thread_class,
+            java.current_thread
+        );
+        if me.is_null() {
+            jni!(env, ExceptionClear);
+            return;
+        }
+        let obj = self.obj(me);
+        jni!(env, DeleteLocalRef, me);
+        self.sync_var(obj, "$interrupt", loc, true, false);
+    }
+
+    pub(super) unsafe fn fork(&mut self, o: jobject, loc: u32) {
+        if self.model(o) != ClassModel::Thread {
+            return;
+        }
+        let java = self.a.java.get().unwrap();
+        let Some(child) = thread_id(self.a, java, self.env, o) else {
+            return;
+        };
+        if lock(&self.a.names).forked.insert(child) {
+            self.emit(Kind::Fork, child, loc, None, true);
+        }
+    }
+
+    pub(super) unsafe fn join(&mut self, o: jobject, loc: u32) {
+        if self.model(o) != ClassModel::Thread {
+            return;
+        }
+        let java = self.a.java.get().unwrap();
+        let env = self.env;
+        let alive = jni!(
+            env,
+            CallNonvirtualBooleanMethod,
+            o,
+            java.thread_class,
+            java.is_alive
+        );
+        if jni!(env, ExceptionCheck) != 0 {
+            jni!(env, ExceptionClear);
+            return;
+        }
+        if alive != 0 {
+            return;
+        }
+        let Some(child) = thread_id(self.a, java, env, o) else {
+            return;
+        };
+        if child == self.t.tid {
+            return;
+        }
+        // isAlive() is also false before start(): only a thread that was started (and
+        // whose start the trace holds) can have been joined.
+        if !lock(&self.a.names).forked.contains(&child) {
+            return;
+        }
+        self.emit(Kind::Join, child, loc, None, true);
+    }
+}
