@@ -1,40 +1,34 @@
 //! jrace's analyzer: one detector per module over one event model, and reports.
 //!
-//! Every detector implements [`detector::Detector`]; [`engine`] runs several over one
-//! pass of a trace and folds their races into signatures for [`report`].
+//! Every detector implements [`detector::Detector`] (one module each under [`detectors`]);
+//! [`engine`] runs several over one pass of a trace and folds their races into signatures
+//! for [`report`], [`pipeline`] takes one trace from its events to a report.
 
 pub mod causal;
-pub mod cp;
-pub mod deadlock;
 pub mod detector;
+pub mod detectors;
 pub mod engine;
 pub mod facts;
-pub mod hb;
 mod history;
-pub mod lockset;
-pub mod m2;
-pub mod mcm;
 pub mod merge;
 #[cfg(any(test, feature = "testing"))]
 pub mod oracle;
 pub mod pipeline;
-pub mod rdit;
 pub mod registry;
 pub mod report;
 pub mod report_deadlock;
 pub mod report_html;
-pub mod said;
-pub mod shb;
 pub mod sync;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod triage;
 pub mod vc;
-pub mod wcp;
 pub mod witness;
 pub mod witness_view;
 
 pub use detector::{Detector, Outcome, Progress, RaceAccess, RacePair, RaceSink};
+// Each detector also at the crate's root (`jrace_analyzer::hb`, ...).
+pub use detectors::{cp, deadlock, hb, lockset, m2, mcm, rdit, said, shb, wcp};
 
 /// Every detector name, in the order reports list them ([`registry::REGISTRY`]).
 pub fn detector_names() -> Vec<&'static str> {

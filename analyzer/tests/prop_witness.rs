@@ -1,4 +1,4 @@
-//! Witnesses (analyzer/src/witness.rs) on the test vectors and on thousands of random
+//! Witnesses (analyzer/src/witness/) on the test vectors and on thousands of random
 //! tiny traces: every shb race gets a validated witness, every construction the module
 //! claims sound validates, the validator never accepts a race the brute-force oracle
 //! rejects, and mutated witnesses fail with the rule that was broken.
