@@ -18,6 +18,7 @@
 //! be instrumented is loaded unchanged (and counted), and errors go to `DIR/agent.log`.
 
 pub mod classfile;
+pub mod hook_abi;
 pub mod instrument;
 pub mod jdkhooks;
 pub mod jdksync;

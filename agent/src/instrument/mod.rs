@@ -370,63 +370,6 @@ struct Pool {
     u_class: Option<u16>,
 }
 
-/// The hook descriptors of R.
-fn hook_desc(name: &str) -> &'static str {
-    match name {
-        "rdI" => "(ILjava/lang/Object;I)V",
-        "rdJ" => "(JLjava/lang/Object;I)V",
-        "rdF" => "(FLjava/lang/Object;I)V",
-        "rdD" => "(DLjava/lang/Object;I)V",
-        "rdA" => "(Ljava/lang/Object;Ljava/lang/Object;I)V",
-        "wrI" => "(Ljava/lang/Object;II)V",
-        "wrJ" => "(Ljava/lang/Object;JI)V",
-        "wrF" => "(Ljava/lang/Object;FI)V",
-        "wrD" => "(Ljava/lang/Object;DI)V",
-        "wrA" => "(Ljava/lang/Object;Ljava/lang/Object;I)V",
-        "srI" | "swI" => "(II)V",
-        "srJ" | "swJ" => "(JI)V",
-        "srF" | "swF" => "(FI)V",
-        "srD" | "swD" => "(DI)V",
-        "srA" | "swA" => "(Ljava/lang/Object;I)V",
-        "arI" => "(ILjava/lang/Object;II)V",
-        "arJ" => "(JLjava/lang/Object;II)V",
-        "arF" => "(FLjava/lang/Object;II)V",
-        "arD" => "(DLjava/lang/Object;II)V",
-        "arA" => "(Ljava/lang/Object;Ljava/lang/Object;II)V",
-        "awI" => "(Ljava/lang/Object;III)V",
-        "awJ" => "(Ljava/lang/Object;IJI)V",
-        "awF" => "(Ljava/lang/Object;IFI)V",
-        "awD" => "(Ljava/lang/Object;IDI)V",
-        "awA" => "(Ljava/lang/Object;ILjava/lang/Object;I)V",
-        "afterZ" => "(ZLjava/lang/Object;I)V",
-        "afterA" => "(Ljava/lang/Object;Ljava/lang/Object;I)V",
-        "lk" => "(Ljava/lang/Object;I)I",
-        "lks" => "(I)I",
-        "ul" => "(I)V",
-        "rdIL" => "(ILjava/lang/Object;II)V",
-        "rdJL" => "(JLjava/lang/Object;II)V",
-        "rdFL" => "(FLjava/lang/Object;II)V",
-        "rdDL" => "(DLjava/lang/Object;II)V",
-        "rdAL" => "(Ljava/lang/Object;Ljava/lang/Object;II)V",
-        "srIL" => "(III)V",
-        "srJL" => "(JII)V",
-        "srFL" => "(FII)V",
-        "srDL" => "(DII)V",
-        "srAL" => "(Ljava/lang/Object;II)V",
-        "bpenter0" => "(II)I",
-        "bpenter1" => "(ILjava/lang/Object;I)I",
-        "bpenter2" => "(ILjava/lang/Object;Ljava/lang/Object;I)I",
-        "bpenter3" => "(ILjava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;I)I",
-        "bpenterN" => "(I[Ljava/lang/Object;I)I",
-        "bpexit" => "(I)V",
-        "bpunwind" => "(II)V",
-        "arraycopy" => "(Ljava/lang/Object;ILjava/lang/Object;III)V",
-        "sthrow" | "br" | "clinit" | "qenter" | "qexit" => "(I)V",
-        // menter mexit senter sexit before after tenter texit
-        _ => "(Ljava/lang/Object;I)V",
-    }
-}
-
 /// The value shape of a field descriptor or array element: I, J, F, D or A.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Shape {
@@ -653,7 +596,8 @@ impl MethodCx<'_, '_> {
                         c
                     }
                 };
-                let d = hook_desc(hook);
+                let d = crate::hook_abi::called(hook)
+                    .ok_or_else(|| format!("a hook of jrace.rt.R, found `{hook}`"))?;
                 let desc = match pool.descs.get(d) {
                     Some(i) => *i,
                     None => {

@@ -314,107 +314,86 @@ pub(super) unsafe extern "C" fn clinit(env: Env, _: jclass, site: jint) {
     });
 }
 
+/// The entry point of every native of `jrace.rt.R`, by name.
+fn entry_points() -> [(&'static str, *mut c_void); 60] {
+    [
+        ("rdI", rd_i as *mut c_void),
+        ("rdJ", rd_j as *mut c_void),
+        ("rdF", rd_f as *mut c_void),
+        ("rdD", rd_d as *mut c_void),
+        ("rdA", rd_a as *mut c_void),
+        ("wrI", wr_i as *mut c_void),
+        ("wrJ", wr_j as *mut c_void),
+        ("wrF", wr_f as *mut c_void),
+        ("wrD", wr_d as *mut c_void),
+        ("wrA", wr_a as *mut c_void),
+        ("srI", sr_i as *mut c_void),
+        ("srJ", sr_j as *mut c_void),
+        ("srF", sr_f as *mut c_void),
+        ("srD", sr_d as *mut c_void),
+        ("srA", sr_a as *mut c_void),
+        ("swI", sw_i as *mut c_void),
+        ("swJ", sw_j as *mut c_void),
+        ("swF", sw_f as *mut c_void),
+        ("swD", sw_d as *mut c_void),
+        ("swA", sw_a as *mut c_void),
+        ("arI", ar_i as *mut c_void),
+        ("arJ", ar_j as *mut c_void),
+        ("arF", ar_f as *mut c_void),
+        ("arD", ar_d as *mut c_void),
+        ("arA", ar_a as *mut c_void),
+        ("awI", aw_i as *mut c_void),
+        ("awJ", aw_j as *mut c_void),
+        ("awF", aw_f as *mut c_void),
+        ("awD", aw_d as *mut c_void),
+        ("awA", aw_a as *mut c_void),
+        ("menter", menter as *mut c_void),
+        ("mexit", mexit as *mut c_void),
+        ("senter", senter as *mut c_void),
+        ("sexit", sexit as *mut c_void),
+        ("sthrow", sthrow as *mut c_void),
+        ("before0", before as *mut c_void),
+        ("after0", after as *mut c_void),
+        ("afterZ0", after_z as *mut c_void),
+        ("afterA0", after_a as *mut c_void),
+        ("resolve", ordered::resolve as *mut c_void),
+        ("qenter", qenter as *mut c_void),
+        ("qexit", qexit as *mut c_void),
+        ("uR", ordered::u_r as *mut c_void),
+        ("uW", ordered::u_w as *mut c_void),
+        ("uRW", ordered::u_rw as *mut c_void),
+        ("uRA", ordered::u_ra as *mut c_void),
+        ("uWA", ordered::u_wa as *mut c_void),
+        ("uRWA", ordered::u_rwa as *mut c_void),
+        ("tenter", tenter as *mut c_void),
+        ("texit", texit as *mut c_void),
+        ("arraycopy", arraycopy as *mut c_void),
+        ("bpenter0", barrier::bp_enter0 as *mut c_void),
+        ("bpenter1", barrier::bp_enter1 as *mut c_void),
+        ("bpenter2", barrier::bp_enter2 as *mut c_void),
+        ("bpenter3", barrier::bp_enter3 as *mut c_void),
+        ("bpenterN", barrier::bp_enter_n as *mut c_void),
+        ("bpexit", barrier::bp_exit as *mut c_void),
+        ("bpunwind", barrier::bp_unwind as *mut c_void),
+        ("br", br as *mut c_void),
+        ("clinit", clinit as *mut c_void),
+    ]
+}
+
 /// Binds every native of `jrace.rt.R`.
 ///
 /// # Safety
 /// `env` is the calling thread's JNI environment and `class` the defined runtime class.
 pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), String> {
-    const O: &str = "Ljava/lang/Object;";
-    let o = O;
-    let table: Vec<(&str, String, *mut c_void)> = vec![
-        ("rdI", format!("(I{o}I)V"), rd_i as *mut c_void),
-        ("rdJ", format!("(J{o}I)V"), rd_j as *mut c_void),
-        ("rdF", format!("(F{o}I)V"), rd_f as *mut c_void),
-        ("rdD", format!("(D{o}I)V"), rd_d as *mut c_void),
-        ("rdA", format!("({o}{o}I)V"), rd_a as *mut c_void),
-        ("wrI", format!("({o}II)V"), wr_i as *mut c_void),
-        ("wrJ", format!("({o}JI)V"), wr_j as *mut c_void),
-        ("wrF", format!("({o}FI)V"), wr_f as *mut c_void),
-        ("wrD", format!("({o}DI)V"), wr_d as *mut c_void),
-        ("wrA", format!("({o}{o}I)V"), wr_a as *mut c_void),
-        ("srI", "(II)V".into(), sr_i as *mut c_void),
-        ("srJ", "(JI)V".into(), sr_j as *mut c_void),
-        ("srF", "(FI)V".into(), sr_f as *mut c_void),
-        ("srD", "(DI)V".into(), sr_d as *mut c_void),
-        ("srA", format!("({o}I)V"), sr_a as *mut c_void),
-        ("swI", "(II)V".into(), sw_i as *mut c_void),
-        ("swJ", "(JI)V".into(), sw_j as *mut c_void),
-        ("swF", "(FI)V".into(), sw_f as *mut c_void),
-        ("swD", "(DI)V".into(), sw_d as *mut c_void),
-        ("swA", format!("({o}I)V"), sw_a as *mut c_void),
-        ("arI", format!("(I{o}II)V"), ar_i as *mut c_void),
-        ("arJ", format!("(J{o}II)V"), ar_j as *mut c_void),
-        ("arF", format!("(F{o}II)V"), ar_f as *mut c_void),
-        ("arD", format!("(D{o}II)V"), ar_d as *mut c_void),
-        ("arA", format!("({o}{o}II)V"), ar_a as *mut c_void),
-        ("awI", format!("({o}III)V"), aw_i as *mut c_void),
-        ("awJ", format!("({o}IJI)V"), aw_j as *mut c_void),
-        ("awF", format!("({o}IFI)V"), aw_f as *mut c_void),
-        ("awD", format!("({o}IDI)V"), aw_d as *mut c_void),
-        ("awA", format!("({o}I{o}I)V"), aw_a as *mut c_void),
-        ("menter", format!("({o}I)V"), menter as *mut c_void),
-        ("mexit", format!("({o}I)V"), mexit as *mut c_void),
-        ("senter", format!("({o}I)V"), senter as *mut c_void),
-        ("sexit", format!("({o}I)V"), sexit as *mut c_void),
-        ("sthrow", "(I)V".into(), sthrow as *mut c_void),
-        ("before0", format!("({o}I)V"), before as *mut c_void),
-        ("after0", format!("({o}I)V"), after as *mut c_void),
-        ("afterZ0", format!("(Z{o}I)V"), after_z as *mut c_void),
-        ("afterA0", format!("({o}{o}I)V"), after_a as *mut c_void),
-        ("resolve", "(I)I".into(), ordered::resolve as *mut c_void),
-        ("qenter", "(I)V".into(), qenter as *mut c_void),
-        ("qexit", "(I)V".into(), qexit as *mut c_void),
-        ("uR", format!("({o}JJI)V"), ordered::u_r as *mut c_void),
-        ("uW", format!("({o}JJI)V"), ordered::u_w as *mut c_void),
-        ("uRW", format!("({o}JJJI)V"), ordered::u_rw as *mut c_void),
-        ("uRA", format!("({o}J{o}I)V"), ordered::u_ra as *mut c_void),
-        ("uWA", format!("({o}J{o}I)V"), ordered::u_wa as *mut c_void),
-        (
-            "uRWA",
-            format!("({o}J{o}{o}I)V"),
-            ordered::u_rwa as *mut c_void,
-        ),
-        ("tenter", format!("({o}I)V"), tenter as *mut c_void),
-        ("texit", format!("({o}I)V"), texit as *mut c_void),
-        (
-            "arraycopy",
-            format!("({o}I{o}III)V"),
-            arraycopy as *mut c_void,
-        ),
-        (
-            "bpenter0",
-            "(II)I".into(),
-            barrier::bp_enter0 as *mut c_void,
-        ),
-        (
-            "bpenter1",
-            format!("(I{o}I)I"),
-            barrier::bp_enter1 as *mut c_void,
-        ),
-        (
-            "bpenter2",
-            format!("(I{o}{o}I)I"),
-            barrier::bp_enter2 as *mut c_void,
-        ),
-        (
-            "bpenter3",
-            format!("(I{o}{o}{o}I)I"),
-            barrier::bp_enter3 as *mut c_void,
-        ),
-        (
-            "bpenterN",
-            format!("(I[{o}I)I"),
-            barrier::bp_enter_n as *mut c_void,
-        ),
-        ("bpexit", "(I)V".into(), barrier::bp_exit as *mut c_void),
-        (
-            "bpunwind",
-            "(II)V".into(),
-            barrier::bp_unwind as *mut c_void,
-        ),
-        ("br", "(I)V".into(), br as *mut c_void),
-        ("clinit", "(I)V".into(), clinit as *mut c_void),
-    ];
+    // Names and descriptors from the hook ABI table ([`crate::hook_abi`]).
+    let fns = entry_points();
+    let mut table: Vec<(&str, String, *mut c_void)> = Vec::with_capacity(fns.len());
+    for h in crate::hook_abi::HOOKS.iter().filter(|h| h.native) {
+        let Some(&(_, f)) = fns.iter().find(|(n, _)| *n == h.name) else {
+            return Err(format!("native {} has no entry point", h.name));
+        };
+        table.push((h.name, h.desc.to_string(), f));
+    }
     let names: Vec<(CString, CString)> = table
         .iter()
         .map(|(n, s, _)| (CString::new(*n).unwrap(), CString::new(s.as_str()).unwrap()))
@@ -441,4 +420,29 @@ pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), St
         return Err(format!("RegisterNatives failed ({r})"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every native of the hook ABI table has an entry point here, and every entry point
+    /// is a native of the table.
+    #[test]
+    fn entry_points_are_the_tables_natives() {
+        let fns = entry_points();
+        for h in crate::hook_abi::HOOKS.iter().filter(|h| h.native) {
+            assert!(
+                fns.iter().any(|(n, _)| *n == h.name),
+                "{} has no entry point",
+                h.name
+            );
+        }
+        for (n, _) in fns {
+            assert!(
+                crate::hook_abi::native(n).is_some(),
+                "{n} is not a native of the table"
+            );
+        }
+    }
 }
