@@ -501,20 +501,26 @@ fn replay_deadlock(args: &ReplayArgs, id: u64) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let text = match std::fs::read_to_string(&result) {
-        Ok(t) => t,
-        Err(_) => {
-            println!(
-                "not reproduced: the agent wrote no result (the program exited with status {} \
-                 before the agent started, or the JVM did not load it)",
-                record::exit_code(status)
-            );
-            return Ok(ExitCode::from(1));
-        }
+    if let Some(r) = agent_result(&dir, status)? {
+        println!("{}", describe(&r, "deadlock"));
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// The result the agent wrote in `dir`; `None` (with the line saying so) when it wrote
+/// none. `status` is the program's exit status.
+fn agent_result(dir: &Path, status: std::process::ExitStatus) -> Result<Option<ReplayResult>> {
+    let result = dir.join(RESULT_FILE);
+    let Ok(text) = std::fs::read_to_string(&result) else {
+        println!(
+            "not reproduced: the agent wrote no result (the program exited with status {} \
+             before the agent started, or the JVM did not load it)",
+            record::exit_code(status)
+        );
+        return Ok(None);
     };
     let r = ReplayResult::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", result.display()))?;
-    println!("{}", describe(&r, "deadlock"));
-    Ok(ExitCode::from(1))
+    Ok(Some(r))
 }
 
 fn replay_race(args: &ReplayArgs, id: u64) -> Result<ExitCode> {
@@ -547,19 +553,9 @@ fn replay_race(args: &ReplayArgs, id: u64) -> Result<ExitCode> {
     let opts = prepare(args, &dir, &sched)?;
     let (_, status) = record::record(&opts, &args.command)?;
     eprintln!("jrace: replayed run recorded in {}", dir.display());
-    let result = dir.join(RESULT_FILE);
-    let text = match std::fs::read_to_string(&result) {
-        Ok(t) => t,
-        Err(_) => {
-            println!(
-                "not reproduced: the agent wrote no result (the program exited with status {} \
-                 before the agent started, or the JVM did not load it)",
-                record::exit_code(status)
-            );
-            return Ok(ExitCode::from(1));
-        }
+    let Some(r) = agent_result(&dir, status)? else {
+        return Ok(ExitCode::from(1));
     };
-    let r = ReplayResult::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", result.display()))?;
     if !status.success() {
         eprintln!(
             "jrace: the program exited with status {}",

@@ -735,7 +735,7 @@ pub fn to_sarif(r: &Report) -> String {
 }
 
 /// `Account.java:17` → (`Account.java`, 17).
-fn split_file_line(loc: &str) -> Option<(&str, u64)> {
+pub(crate) fn split_file_line(loc: &str) -> Option<(&str, u64)> {
     let (f, l) = loc.rsplit_once(':')?;
     let line: u64 = l.parse().ok()?;
     (!f.is_empty() && line > 0).then_some((f, line))

@@ -192,12 +192,8 @@ pub fn sarif_result(d: &DeadlockReport) -> serde_json::Value {
             let a = &t.requested_at;
             let mut l = json!({"message": {"text": format!(
                 "{} requests {} (event {})", t.thread, t.requests, a.event)}});
-            match a
-                .location
-                .rsplit_once(':')
-                .and_then(|(f, n)| Some((f, n.parse::<u64>().ok()?)))
-            {
-                Some((file, line)) if !file.is_empty() && line > 0 => {
+            match crate::report::split_file_line(&a.location) {
+                Some((file, line)) => {
                     l["physicalLocation"] = json!({
                         "artifactLocation": {"uri": file},
                         "region": {"startLine": line}

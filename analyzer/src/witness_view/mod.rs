@@ -526,15 +526,7 @@ impl View {
                 braces(&self.race_locks[k])
             ));
         }
-        let elided = if self.prefix == 0 {
-            "no step as recorded".to_owned()
-        } else {
-            format!(
-                "first {} step{} as recorded (elided)",
-                self.prefix,
-                if self.prefix == 1 { "" } else { "s" }
-            )
-        };
+        let elided = self.elided_text();
         out.push(format!(
             "witness  {} steps, model {}; {elided}; race found by {}",
             len,
