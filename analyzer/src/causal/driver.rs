@@ -694,10 +694,15 @@ impl<'a> CutQueries<'a> {
         }
     }
 
-    /// Decides the cut at events `a` and `b` (global indices, different threads).
+    /// Decides the cut at events `a` and `b` (global indices, different threads). Two
+    /// events more than a window (`opts.window`) apart are not asked about: `Unknown`, as
+    /// mcm never pairs them either (the query would span everything in between).
     pub fn decide(&self, a: usize, b: usize) -> CutVerdict {
         let n = self.g.events.len();
         let (lo, hi) = (a.min(b), a.max(b));
+        if hi - lo > self.opts.window.max(2) {
+            return CutVerdict::Unknown;
+        }
         let start = lo.saturating_sub(self.opts.margin);
         let end = hi.saturating_add(1 + self.opts.margin).min(n);
         let mut carry = Carry::default();

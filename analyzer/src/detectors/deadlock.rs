@@ -50,9 +50,11 @@ const MAX_PATTERNS: usize = 20_000;
 /// lose deadlocks).
 const MAX_INSTANCES: usize = 4_000_000;
 /// Solver queries for two-thread cycles the closure does not decide: per cycle, and in
-/// all (each bounded by the solver timeout).
+/// all (each bounded by the solver timeout, all by [`SOLVER_BUDGET`]).
 const MAX_QUERIES_PER_PATTERN: usize = 16;
 const MAX_QUERIES: usize = 64;
+/// Time the solver may take over a whole run; later queries are not asked (undecided).
+const SOLVER_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 const NONE: u32 = u32::MAX;
 
 /// One thread of a predicted deadlock: it holds `holds` (taken at event `held_at`) and
@@ -352,6 +354,11 @@ struct Closure<'f> {
     queue: Vec<u32>,
     /// Events whose rules were applied so far.
     work: u64,
+    /// Per dense thread: the position of its watched request (`u32::MAX`: none); the set
+    /// may hold that many of its events without swallowing the request.
+    limit: Vec<u32>,
+    /// A watched request is in.
+    swallowed: bool,
 }
 
 impl<'f> Closure<'f> {
@@ -373,11 +380,16 @@ impl<'f> Closure<'f> {
             done: vec![0; n],
             queue: Vec::new(),
             work: 0,
+            limit: vec![u32::MAX; n],
+            swallowed: false,
         }
     }
 
     /// Thread `d`'s first `len` events are in.
     fn raise(&mut self, d: u32, len: u32) {
+        if len > self.limit[d as usize] {
+            self.swallowed = true;
+        }
         let u = &mut self.upto[d as usize];
         if *u < len {
             if *u == self.done[d as usize] {
@@ -401,6 +413,17 @@ impl<'f> Closure<'f> {
         }
     }
 
+    /// Watches the requests `events`: [`Closure::close`] stops as soon as one is in.
+    fn watch(&mut self, events: impl Iterator<Item = u32>) {
+        self.limit.iter_mut().for_each(|l| *l = u32::MAX);
+        self.swallowed = false;
+        for i in events {
+            let (d, l) = self.facts.place(i);
+            self.limit[d as usize] = l;
+            self.swallowed |= self.upto[d as usize] > l;
+        }
+    }
+
     /// Whether event `i` is in.
     fn contains(&self, i: u32) -> bool {
         let (d, l) = self.facts.place(i);
@@ -408,9 +431,15 @@ impl<'f> Closure<'f> {
     }
 
     /// Applies the rules until the set is closed; false when `budget` ran out first.
+    /// Stops early, with the set not closed yet, once a watched request is in
+    /// ([`Closure::watch`]): the search moves that request on and goes on from here.
     fn close(&mut self, budget: u64) -> bool {
         while let Some(d) = self.queue.pop() {
             while self.done[d as usize] < self.upto[d as usize] {
+                if self.swallowed {
+                    self.queue.push(d);
+                    return true;
+                }
                 if self.work >= budget {
                     self.queue.push(d);
                     return false;
@@ -507,6 +536,7 @@ fn sync_preserving(
     let mut closure = Closure::new(facts, events, end_of, before);
     let mut cur = vec![0usize; lists.len()];
     let outcome = loop {
+        closure.watch(cur.iter().zip(lists).map(|(&k, list)| list[k].request));
         for (k, list) in cur.iter().zip(lists) {
             let (d, l) = facts.place(list[*k].request);
             closure.raise(d, l);
@@ -582,6 +612,7 @@ pub fn find_deadlocks(trace: &Trace, keep_schedules: bool, opts: &crate::causal:
     let facts = facts;
     let mut solver: Option<CutQueries> = None;
     let mut queries = 0usize;
+    let mut solver_time = std::time::Duration::ZERO;
     // Closure work over all patterns: a few passes over the trace, at least.
     let budget = (events.len() as u64).saturating_mul(64).max(50_000_000);
     let mut spent = 0u64;
@@ -606,6 +637,12 @@ pub fn find_deadlocks(trace: &Trace, keep_schedules: bool, opts: &crate::causal:
             .iter()
             .map(|&(o, h, l)| edges[&(h, l)][&o].as_slice())
             .collect();
+        // Every instance of a pattern is at the same code locations (edges are kept apart
+        // per location pair): once they are reported, the pattern has nothing new.
+        let firsts: Vec<Instance> = lists.iter().map(|l| l[0]).collect();
+        if seen.borrow().contains(&signature(&firsts)) {
+            continue;
+        }
         // Reports `choice` with `schedule` if it validates in `model`; whether it did.
         let mut report = |choice: &[Instance], schedule: Vec<usize>, model: Model| -> bool {
             let sig = signature(choice);
@@ -661,14 +698,17 @@ pub fn find_deadlocks(trace: &Trace, keep_schedules: bool, opts: &crate::causal:
                 undecided = false;
                 break;
             }
-            if queries >= MAX_QUERIES {
+            if queries >= MAX_QUERIES || solver_time >= SOLVER_BUDGET {
                 undecided = true;
                 break;
             }
             queries += 1;
             let cq = solver
                 .get_or_insert_with(|| CutQueries::new(trace, &facts, bp_edges.clone(), opts));
-            match cq.decide(x.request as usize, y.request as usize) {
+            let t0 = std::time::Instant::now();
+            let verdict = cq.decide(x.request as usize, y.request as usize);
+            solver_time += t0.elapsed();
+            match verdict {
                 CutVerdict::Reached(schedule) => {
                     if report(&[x, y], schedule, Model::Cf) {
                         undecided = false;
