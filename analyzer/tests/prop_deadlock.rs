@@ -168,6 +168,14 @@ t2|acq(b)|7\nt2|acq(m)|8\nt2|rel(m)|9\nt2|acq(a)|10\nt2|rel(a)|11\nt2|rel(b)|12\
     let s = d.schedule.as_ref().unwrap();
     let at = |e: u64| s.iter().position(|&i| i == e).unwrap();
     assert!(at(8) < at(1), "t2's section on m first: {s:?}");
+    // Requests farther apart than a window are not given to the solver: undecided.
+    let narrow = jrace_analyzer::causal::Options {
+        window: 4,
+        ..Default::default()
+    };
+    let f = find_deadlocks(&t, true, &narrow);
+    assert_eq!(f.deadlocks.len(), 1, "only the sync-preserving one");
+    assert_eq!(f.undecided, 1);
 }
 
 /// Through the detector interface: the outcome carries the deadlock; hb and the others
