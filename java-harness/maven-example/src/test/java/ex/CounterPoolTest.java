@@ -10,10 +10,20 @@ public class CounterPoolTest {
     @Test public void poolThreads() throws Exception {
         Counter c = new Counter();
         ExecutorService pool = Executors.newFixedThreadPool(2);
-        pool.submit(c::hit);
-        pool.submit(c::hit);
+        // Each task first waits a little (which orders nothing), so that the two hits
+        // meet while both pool threads run, whatever the pool did before them.
+        pool.submit(() -> { pause(); c.hit(); });
+        pool.submit(() -> { pause(); c.hit(); });
         pool.shutdown();
         assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
         assertTrue(c.hits() >= 1);
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(50);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
