@@ -236,25 +236,34 @@ pub fn needed_events(a: &Analysis) -> BTreeSet<u64> {
 
 fn access(sym: &Symbols, idx: u64, f: &EventFacts) -> AccessReport {
     let e = f;
-    let detail = sym.loc_detail.get(e.loc as usize).and_then(|d| d.as_ref());
     AccessReport {
         thread: sym.thread_name(e.thread).to_owned(),
         op: e.kind.name(),
         location: sym.loc_name(e.loc).to_owned(),
-        method: detail.map(|d| format!("{}.{}", d.class, d.method)),
+        method: method_of(sym, e.loc),
         event: idx + 1,
         locks: f
             .locks
             .iter()
             .map(|&l| sym.lock_name(l).to_owned())
             .collect(),
-        stack: sym
-            .stacks
-            .get(&(e.thread, e.loc))
-            .map(|frames| frames.iter().map(|&l| frame_name(sym, l)).collect())
-            .unwrap_or_default(),
+        stack: stack_of(sym, e.thread, e.loc),
         created_at: f.created_at.map(|l| frame_name(sym, l)),
     }
+}
+
+/// The call stack the recorder kept for `thread` at `loc`, as Java prints frames.
+pub(crate) fn stack_of(sym: &Symbols, thread: u32, loc: u32) -> Vec<String> {
+    sym.stacks
+        .get(&(thread, loc))
+        .map(|frames| frames.iter().map(|&l| frame_name(sym, l)).collect())
+        .unwrap_or_default()
+}
+
+/// `Class.method` of `loc`, when the recorder knows it.
+pub(crate) fn method_of(sym: &Symbols, loc: u32) -> Option<String> {
+    let detail = sym.loc_detail.get(loc as usize).and_then(|d| d.as_ref());
+    detail.map(|d| format!("{}.{}", d.class, d.method))
 }
 
 /// A stack frame as Java prints one: `pkg.Class.method(File.java:17)`.

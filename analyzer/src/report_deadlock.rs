@@ -45,21 +45,11 @@ pub struct DeadlockReport {
 }
 
 fn site(sym: &Symbols, thread: u32, loc: LocId, idx: u64) -> LockSite {
-    let detail = sym.loc_detail.get(loc as usize).and_then(|d| d.as_ref());
     LockSite {
         location: sym.loc_name(loc).to_owned(),
-        method: detail.map(|d| format!("{}.{}", d.class, d.method)),
+        method: crate::report::method_of(sym, loc),
         event: idx + 1,
-        stack: sym
-            .stacks
-            .get(&(thread, loc))
-            .map(|frames| {
-                frames
-                    .iter()
-                    .map(|&l| crate::report::frame_name(sym, l))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        stack: crate::report::stack_of(sym, thread, loc),
     }
 }
 

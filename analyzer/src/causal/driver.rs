@@ -533,19 +533,13 @@ fn solve_window(
                         build_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
                         match q {
                             None => (Answer::Unsat, 0),
-                            Some(q) => with_solver(opts.timeout_ms, None, |z| {
+                            Some(q) => {
                                 let t0 = std::time::Instant::now();
-                                z.push();
-                                z.assert_all(&q);
-                                let mut ans = z.check(&q.events);
-                                z.pop(&[]);
-                                if let Answer::Sat { order, cut } = &mut ans {
-                                    place_unconstrained(sw, &q, order, cut);
-                                }
+                                let ans = solve_cut(sw, &q, opts.timeout_ms);
                                 solve_ns
                                     .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
                                 (ans, q.events.len() as u64)
-                            }),
+                            }
                         }
                     }
                     Policy::Said => {
@@ -712,17 +706,7 @@ impl<'a> CutQueries<'a> {
         let Some(q) = mcm_query(&w, sa, sb) else {
             return CutVerdict::Unreachable;
         };
-        let ans = with_solver(self.opts.timeout_ms, None, |z| {
-            z.push();
-            z.assert_all(&q);
-            let mut ans = z.check(&q.events);
-            z.pop(&[]);
-            if let Answer::Sat { order, cut } = &mut ans {
-                place_unconstrained(&w, &q, order, cut);
-            }
-            ans
-        });
-        match ans {
+        match solve_cut(&w, &q, self.opts.timeout_ms) {
             Answer::Sat { order, cut } => {
                 let mut tail = schedule(&w, Policy::Mcm, sa, sb, order, cut);
                 tail.truncate(tail.len() - 2); // the pair itself
@@ -732,6 +716,21 @@ impl<'a> CutQueries<'a> {
             Answer::Unknown => CutVerdict::Unknown,
         }
     }
+}
+
+/// Solves mcm's cut query `q` on window `w` (this thread's solver, `timeout_ms`); a
+/// model orders every event of the query, those without a variable placed too.
+fn solve_cut(w: &Window, q: &Constraints, timeout_ms: u32) -> Answer {
+    with_solver(timeout_ms, None, |z| {
+        z.push();
+        z.assert_all(q);
+        let mut ans = z.check(&q.events);
+        z.pop(&[]);
+        if let Answer::Sat { order, cut } = &mut ans {
+            place_unconstrained(w, q, order, cut);
+        }
+        ans
+    })
 }
 
 /// The witness from a model (docs/DETECTORS.md#witnesses): the events before the cut (said: before the

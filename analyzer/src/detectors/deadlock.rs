@@ -735,37 +735,19 @@ pub fn check(
     schedule: &[usize],
     threads: &[DeadlockThread],
 ) -> Result<(), String> {
-    facts
+    let end = facts
         .validate_prefix_model(model, schedule)
         .map_err(|e| format!("not a correct reordering: {e:?}"))?;
     let events = &facts.trace().events;
-    let mut owner: HashMap<LockId, ThreadId> = HashMap::default();
-    let mut next: HashMap<ThreadId, usize> = HashMap::default();
-    for &i in schedule {
-        let e = &events[i];
-        match e.kind {
-            Kind::Acquire if !e.is_nested() => {
-                owner.insert(e.target, e.thread);
-            }
-            Kind::Wake => {
-                owner.insert(e.target, e.thread);
-            }
-            Kind::Release if !e.is_nested() => {
-                owner.remove(&e.target);
-            }
-            Kind::Wait => {
-                owner.remove(&e.target);
-            }
-            _ => {}
-        }
-        *next.entry(e.thread).or_default() += 1;
-    }
+    let dense = |t: ThreadId| {
+        facts
+            .dense_thread(t)
+            .ok_or_else(|| format!("thread {t} has no events"))
+    };
     let k = threads.len();
     for (j, t) in threads.iter().enumerate() {
-        let d = facts
-            .dense_thread(t.thread)
-            .ok_or_else(|| format!("thread {} has no events", t.thread))?;
-        let ran = next.get(&t.thread).copied().unwrap_or(0);
+        let d = dense(t.thread)?;
+        let ran = end.ran[d as usize] as usize;
         let evs = facts.thread_events(d);
         if evs.get(ran).map(|&x| x as u64) != Some(t.request) {
             return Err(format!(
@@ -782,7 +764,8 @@ pub fn check(
             ));
         }
         let holder = threads[(j + 1) % k].thread;
-        if owner.get(&t.requests) != Some(&holder) || holder == t.thread {
+        let owner = end.owner.get(t.requests as usize).copied();
+        if owner != Some(dense(holder)?) || holder == t.thread {
             return Err(format!(
                 "the lock event {} requests is not held by the next thread of the cycle",
                 t.request + 1

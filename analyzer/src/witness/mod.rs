@@ -464,20 +464,7 @@ impl<'a> Facts<'a> {
         self.check_race_shape(schedule)?;
         let k = schedule.len();
         let (x, y) = (schedule[k - 2], schedule[k - 1]);
-        if !((x == first && y == second) || (x == second && y == first)) {
-            return Err(WitnessError {
-                rule: Rule::Race,
-                step: k - 1,
-                event: Some(x),
-                reason: format!(
-                    "the schedule ends with events {} and {}, not with the race's events {} and {}",
-                    x + 1,
-                    y + 1,
-                    first + 1,
-                    second + 1
-                ),
-            });
-        }
+        ends_with_pair(k, (x, y), (first, second))?;
         self.walk(schedule, true)
     }
 
@@ -541,20 +528,7 @@ impl<'a> Facts<'a> {
         }
         self.check_race_shape(tail).map_err(shift)?;
         let (x, y) = (tail[k - 2], tail[k - 1]);
-        if !((x == first && y == second) || (x == second && y == first)) {
-            return Err(shift(WitnessError {
-                rule: Rule::Race,
-                step: k - 1,
-                event: Some(x),
-                reason: format!(
-                    "the schedule ends with events {} and {}, not with the race's events {} and {}",
-                    x + 1,
-                    y + 1,
-                    first + 1,
-                    second + 1
-                ),
-            }));
-        }
+        ends_with_pair(k, (x, y), (first, second)).map_err(shift)?;
         let n = self.trace.events.len();
         let mut sim = c.sim.clone();
         for (s, &i) in tail.iter().enumerate() {
@@ -579,13 +553,18 @@ impl<'a> Facts<'a> {
         self.walk(schedule, false)
     }
 
-    /// Like [`Facts::validate_prefix`], in the given feasibility model.
+    /// Like [`Facts::validate_prefix`], in the given feasibility model; returns where the
+    /// schedule leaves the threads and locks.
     pub fn validate_prefix_model(
         &self,
         model: Model,
         schedule: &[usize],
-    ) -> Result<(), WitnessError> {
-        self.walk_with(Sim::with_model(self, model), schedule, false)
+    ) -> Result<PrefixEnd, WitnessError> {
+        let sim = self.walk_with(Sim::with_model(self, model), schedule, false)?;
+        Ok(PrefixEnd {
+            ran: sim.pos().to_vec(),
+            owner: sim.owners().to_vec(),
+        })
     }
 
     fn check_race_shape(&self, schedule: &[usize]) -> Result<(), WitnessError> {
@@ -633,10 +612,10 @@ impl<'a> Facts<'a> {
     }
 
     fn walk(&self, schedule: &[usize], race: bool) -> Result<(), WitnessError> {
-        self.walk_with(Sim::new(self), schedule, race)
+        self.walk_with(Sim::new(self), schedule, race).map(|_| ())
     }
 
-    fn walk_with(&self, mut sim: Sim, schedule: &[usize], race: bool) -> Result<(), WitnessError> {
+    fn walk_with(&self, mut sim: Sim, schedule: &[usize], race: bool) -> Result<Sim, WitnessError> {
         let n = self.trace.events.len();
         let k = schedule.len();
         for (s, &i) in schedule.iter().enumerate() {
@@ -653,8 +632,41 @@ impl<'a> Facts<'a> {
                 })?;
             sim.apply(self, i);
         }
-        Ok(())
+        Ok(sim)
     }
+}
+
+/// Where a validated prefix leaves the trace ([`Facts::validate_prefix_model`]).
+#[derive(Clone, Debug)]
+pub struct PrefixEnd {
+    /// Per dense thread ([`Facts::dense_thread`]): how many of its events ran.
+    pub ran: Vec<u32>,
+    /// Per lock: the dense thread holding it, or `u32::MAX`.
+    pub owner: Vec<u32>,
+}
+
+/// `W-RACE` for a requested pair: a schedule of `k` steps ending with `(x, y)` must end
+/// with the race's events `(first, second)`, in either order.
+fn ends_with_pair(
+    k: usize,
+    (x, y): (usize, usize),
+    (first, second): (usize, usize),
+) -> Result<(), WitnessError> {
+    if (x == first && y == second) || (x == second && y == first) {
+        return Ok(());
+    }
+    Err(WitnessError {
+        rule: Rule::Race,
+        step: k - 1,
+        event: Some(x),
+        reason: format!(
+            "the schedule ends with events {} and {}, not with the race's events {} and {}",
+            x + 1,
+            y + 1,
+            first + 1,
+            second + 1
+        ),
+    })
 }
 
 fn out_of_range(step: usize, i: usize, n: usize) -> WitnessError {

@@ -25,6 +25,16 @@ pub(super) struct Sim {
 }
 
 impl Sim {
+    /// Per dense thread: how many of its events ran.
+    pub(super) fn pos(&self) -> &[u32] {
+        &self.pos
+    }
+
+    /// Per lock: the dense thread holding it, or `NONE`.
+    pub(super) fn owners(&self) -> &[u32] {
+        &self.owner
+    }
+
     pub(super) fn new(f: &Facts) -> Sim {
         Sim::with_model(f, Model::Rf)
     }
