@@ -359,11 +359,32 @@ fn measure(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Reads each trace to its end, no detector: the reader's own speed (open, metadata,
+/// decoding, the merge, the checks), in events per second of wall time.
+fn read(paths: &[String]) -> Result<()> {
+    for p in paths {
+        let t = Instant::now();
+        let mut src = jrace_trace::open(Path::new(p))?;
+        let opened = t.elapsed().as_secs_f64();
+        let mut n = 0u64;
+        while src.next_event()?.is_some() {
+            n += 1;
+        }
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "{p}: {n} events in {s:.2} s (open {opened:.2} s): {}",
+            rate(n, s)
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("gen") => gen(&args[1..]),
         Some("measure") => measure(&args[1..]),
-        _ => bail!("usage: jrace-bench gen [--events N --threads N --locks N --vars N --sites N --racy N --seed N -o DIR] | measure TRACE.std TRACE_DIR [DETECTORS]"),
+        Some("read") => read(&args[1..]),
+        _ => bail!("usage: jrace-bench gen [--events N --threads N --locks N --vars N --sites N --racy N --seed N -o DIR] | measure TRACE.std TRACE_DIR [DETECTORS] | read TRACE..."),
     }
 }

@@ -5,9 +5,9 @@
 //! threads by `(stamp, thread id)`. Every event is range-checked against the metadata and
 //! run through [`Checker`] before it is returned.
 
-use super::events::{decode, decode_fast, DeltaState};
+use super::decode::{Batch, Decoders};
 use super::heap::HeapReplay;
-use super::logread::{ChunkOrigin, LogReader};
+use super::logread::LogReader;
 use super::meta::MetaTables;
 use super::varint::Cursor;
 use super::{
@@ -21,9 +21,6 @@ use crate::wellformed::Checker;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::path::{Path, PathBuf};
-
-/// Events a stream decodes ahead of the merge at a time (kept small: it stays in cache).
-const BATCH: usize = 512;
 
 /// Id bounds from the metadata, for the range check of every event
 /// ([`check_ids`] phrases the error).
@@ -61,153 +58,90 @@ impl Limits {
     }
 }
 
-/// One thread's log, decoded a batch of records at a time.
-struct ThreadStream {
+/// The merge's side of one thread log: the batch being merged.
+struct Stream {
     thread: ThreadId,
-    log: LogReader,
-    data: Vec<u8>,
-    origin: Option<ChunkOrigin>,
-    pos: usize,
-    records: u32,
-    delta: DeltaState,
-    last_stamp: u64,
-    /// Decoded events with their stamps; `buf[bi..]` are still to be merged.
-    buf: Box<[(u64, Event)]>,
-    len: usize,
+    batch: Batch,
     bi: usize,
-    /// `buf[..good]` passed the id check; if `good < len`, the one event after them
-    /// did not, and `bad` is the error to report when the merge reaches it.
+    len: usize,
+    /// `batch.events[..good]` passed the id check; if `good < len`, the one event after
+    /// them did not, and `bad` is the error to report when the merge reaches it.
     good: usize,
     bad: Option<TraceError>,
-    /// An error met while decoding past the end of `buf`: reported when the stream's next
-    /// event is needed (as a stream decoding one event at a time would).
-    pending: Option<TraceError>,
+    /// The log ended without its end frame (known once its last batch was taken).
+    unfinished: bool,
 }
 
-impl ThreadStream {
+impl Stream {
+    fn new(thread: ThreadId) -> Stream {
+        Stream {
+            thread,
+            batch: Batch::empty(),
+            bi: 0,
+            len: 0,
+            good: 0,
+            bad: None,
+            unfinished: false,
+        }
+    }
+
     /// The decoded events still to be merged that passed the id check.
     fn next(&self) -> &[(u64, Event)] {
         let end = self.good.min(self.len);
-        &self.buf[self.bi.min(end)..end]
+        &self.batch.events[self.bi.min(end)..end]
     }
 
-    fn new(thread: ThreadId, log: LogReader) -> ThreadStream {
-        ThreadStream {
-            thread,
-            log,
-            data: Vec::new(),
-            origin: None,
-            pos: 0,
-            records: 0,
-            delta: DeltaState::default(),
-            last_stamp: 0,
-            buf: vec![(0, Event::new(thread, Kind::Branch, 0, 0)); BATCH].into_boxed_slice(),
-            len: 0,
-            bi: 0,
-            good: 0,
-            bad: None,
-            pending: None,
-        }
-    }
-
-    /// Decodes the next batch of events into `buf` (which must be used up); returns
-    /// whether there is one. Decoding stops at the first record that fails, after the
-    /// events before it: their error is kept in `pending` and reported only when they have
-    /// been merged, so errors come at the same point of the stream as record by record.
-    fn fill(&mut self, lim: &Limits, sym: &Symbols) -> Result<bool, TraceError> {
-        self.len = 0;
-        self.bi = 0;
-        self.good = 0;
-        self.bad = None;
-        if let Some(e) = self.pending.take() {
+    /// Takes log `i`'s next batch from the decoders (the current one must be used up);
+    /// returns whether it has events. An error the decoder met after the events of the
+    /// batch before is returned now, once they have been merged.
+    fn refill(
+        &mut self,
+        i: usize,
+        dec: &Decoders,
+        lim: &Limits,
+        sym: &Symbols,
+    ) -> Result<bool, TraceError> {
+        if let Some(e) = self.batch.err.take() {
+            self.batch.last = true;
             return Err(e);
         }
-        loop {
-            if let Some(o) = &self.origin {
-                let data = &self.data[..];
-                let thread = self.thread;
-                let mut pos = self.pos;
-                let mut delta = self.delta;
-                let mut last = self.last_stamp;
-                let mut err = None;
-                let mut at_end = false;
-                let buf = &mut self.buf[..];
-                let mut n = 0;
-                while n < buf.len() {
-                    let slot = &mut buf[n];
-                    let next = match decode_fast(&mut delta, data, pos, thread, slot) {
-                        Some(next) => next,
-                        None => {
-                            // (Never a zero tag: the fast path refuses it.) An open
-                            // chunk ends at the first zero tag: anything after it is a
-                            // record torn by a kill (or never written), and is dropped.
-                            if pos >= data.len() || (!o.sealed && data[pos] == 0) {
-                                at_end = true;
-                                break;
-                            }
-                            let mut c = Cursor::new(data, pos);
-                            match decode(&mut delta, &mut c, thread) {
-                                Ok(r) => {
-                                    *slot = r;
-                                    c.pos
-                                }
-                                Err(m) => {
-                                    err = Some(o.err(pos, m));
-                                    break;
-                                }
-                            }
-                        }
-                    };
-                    let stamp = delta.stamp;
-                    if stamp < last {
-                        err = Some(o.err(pos, format!("expected a stamp of at least {last} (stamps never decrease within a thread), found {stamp}")));
-                        break;
-                    }
-                    last = stamp;
-                    n += 1;
-                    let at = pos;
-                    pos = next;
-                    if !lim.ok(&slot.1) {
-                        let m = check_ids(sym, &slot.1).err().unwrap_or_default();
-                        self.bad = Some(o.err(at, m));
-                        break;
-                    }
-                }
-                self.len = n;
-                self.good = n - self.bad.is_some() as usize;
-                self.records += n as u32;
-                self.pos = pos;
-                self.delta = delta;
-                self.last_stamp = last;
-                if let Some(e) = err {
-                    if n == 0 {
-                        return Err(e);
-                    }
-                    self.pending = Some(e);
-                    return Ok(true);
-                }
-                if n > 0 {
-                    return Ok(true);
-                }
-                debug_assert!(at_end);
-                if o.sealed && self.records != o.records {
-                    return Err(o.err(
-                        self.pos,
-                        format!(
-                            "expected {} records (frame header), found {}",
-                            o.records, self.records
-                        ),
-                    ));
-                }
-            }
-            self.origin = self.log.next_chunk(&mut self.data)?;
-            if self.origin.is_none() {
-                return Ok(false);
-            }
-            self.pos = 0;
-            self.records = 0;
-            self.delta = DeltaState::default();
+        if self.batch.last {
+            return Ok(false);
         }
+        let done = std::mem::replace(&mut self.batch, Batch::empty());
+        self.batch = dec.take(i, Some(done));
+        let b = &mut self.batch;
+        self.bi = 0;
+        self.len = b.events.len();
+        self.good = self.len;
+        self.bad = None;
+        if b.last {
+            self.unfinished = b.unfinished;
+        }
+        if let Some(k) = b.events.iter().position(|(_, e)| !lim.ok(e)) {
+            // Nothing after an event with a bad id is merged.
+            let m = check_ids(sym, &b.events[k].1).err().unwrap_or_default();
+            let at = b.pos[k] as usize;
+            self.bad = Some(match &b.origin {
+                Some(o) => o.err(at, m),
+                None => TraceError::Other {
+                    path: Default::default(),
+                    msg: m,
+                },
+            });
+            self.good = k;
+            self.len = k + 1;
+            b.last = true;
+            b.err = None;
+        }
+        if self.len == 0 {
+            b.last = true;
+            return match b.err.take() {
+                Some(e) => Err(e),
+                None => Ok(false),
+            };
+        }
+        Ok(true)
     }
 }
 
@@ -225,7 +159,8 @@ pub struct TraceReader {
     jdk_locs: Vec<bool>,
     limits: Limits,
     meta: BTreeMap<String, String>,
-    streams: Vec<ThreadStream>,
+    streams: Vec<Stream>,
+    decoders: Decoders,
     /// Heads of every stream with events left except `cur`: `(stamp, thread, stream)`.
     heap: BinaryHeap<Reverse<(u64, ThreadId, usize)>>,
     /// The stream events are being taken from (`NONE`: take one from the heap).
@@ -305,11 +240,15 @@ impl StaleReads {
     }
 
     /// Updates the variable's value for event `e`, about to be returned.
-    #[inline]
+    #[inline(always)]
     fn returned(&mut self, e: &Event) {
-        if !self.on {
-            return;
+        if self.on {
+            self.returned_on(e);
         }
+    }
+
+    #[inline]
+    fn returned_on(&mut self, e: &Event) {
         match e.kind {
             Kind::Write if e.has_value() => self.set(e.target, e.value),
             Kind::Read if e.has_value() && self.get(e.target).is_none() => {
@@ -412,8 +351,20 @@ fn thread_of_stem(stem: &str) -> Option<ThreadId> {
     digits.parse().ok()
 }
 
+/// Threads decoding thread logs by default: one per core beyond the merge's, at least one.
+fn default_decode_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
+}
+
 impl TraceReader {
+    /// Opens a trace directory; its thread logs are decoded on one thread per spare core.
     pub fn open(dir: &Path) -> Result<TraceReader, TraceError> {
+        Self::open_with(dir, default_decode_threads())
+    }
+
+    /// Opens a trace directory with `decode_threads` threads decoding its thread logs
+    /// (the events and errors returned are the same for any number).
+    pub fn open_with(dir: &Path, decode_threads: usize) -> Result<TraceReader, TraceError> {
         let entries = std::fs::read_dir(dir).map_err(|e| TraceError::io(dir, e))?;
         let mut threads = BTreeSet::new();
         for ent in entries {
@@ -436,6 +387,22 @@ impl TraceReader {
                 msg: format!("not a jrace trace directory: no {META_STEM}.{SEALED_EXT}"),
             });
         }
+        // The thread logs start decoding now, while the metadata is read. Errors are
+        // reported in the order of a reader doing one thing after the other: the
+        // metadata's, then per thread log its opening's and its first records'.
+        let mut logs = Vec::new();
+        let mut open_err = None;
+        for &t in &threads {
+            match LogReader::open(dir, &thread_stem(t), t) {
+                Ok(log) => logs.push((t, log)),
+                Err(e) => {
+                    open_err = Some(e);
+                    break;
+                }
+            }
+        }
+        let opened: Vec<ThreadId> = logs.iter().map(|&(t, _)| t).collect();
+        let decoders = Decoders::start(logs, decode_threads);
 
         let mut tables = MetaTables::default();
         let mut log = LogReader::open(dir, META_STEM, META_LOG_ID)?;
@@ -477,6 +444,7 @@ impl TraceReader {
             limits,
             meta,
             streams: Vec::new(),
+            decoders,
             heap: BinaryHeap::new(),
             cur: NONE,
             bound: u128::MAX,
@@ -491,16 +459,18 @@ impl TraceReader {
             meta_unfinished,
         };
         r.stale.on = r.meta.get("recorder").map(String::as_str) == Some("jrace-agent");
-        for t in threads {
-            let log = LogReader::open(dir, &thread_stem(t), t)?;
-            let mut s = ThreadStream::new(t, log);
-            if s.fill(&r.limits, &r.symbols)? {
-                r.heap.push(Reverse((s.buf[0].0, t, r.streams.len())));
-                r.stale.pushed(r.streams.len(), s.next());
+        for (i, t) in opened.into_iter().enumerate() {
+            let mut s = Stream::new(t);
+            if s.refill(i, &r.decoders, &r.limits, &r.symbols)? {
+                r.heap.push(Reverse((s.batch.events[0].0, t, i)));
+                r.stale.pushed(i, s.next());
             }
             r.streams.push(s);
         }
-        Ok(r)
+        match open_err {
+            Some(e) => Err(e),
+            None => Ok(r),
+        }
     }
 
     /// Key/value metadata (`branches`, `cut`, counters, ...): the last value written wins.
@@ -565,6 +535,7 @@ impl TraceReader {
             let s = &self.streams[i];
             return Err(TraceError::Event {
                 path: s
+                    .batch
                     .origin
                     .as_ref()
                     .map_or_else(|| self.dir.clone(), |o| o.path.clone()),
@@ -650,7 +621,7 @@ impl EventSource for TraceReader {
     /// exit with threads running; agent traces only, whose non-daemon threads all end in a
     /// run that ends by itself).
     fn truncation(&self) -> Option<Truncation> {
-        let unfinished = self.meta_unfinished || self.streams.iter().any(|s| s.log.unfinished());
+        let unfinished = self.meta_unfinished || self.streams.iter().any(|s| s.unfinished);
         let reason = match self.meta.get(META_CUT).map(String::as_str) {
             Some("write_error") => CutReason::WriteError,
             Some(_) => CutReason::SizeLimit,
@@ -704,7 +675,7 @@ impl TraceReader {
             }
             let s = &mut self.streams[c];
             if s.bi < s.len {
-                let (stamp, e) = s.buf[s.bi];
+                let (stamp, e) = s.batch.events[s.bi];
                 if key(stamp, s.thread) > self.bound {
                     // Another stream's head comes first: switch.
                     self.heap.push(Reverse((stamp, s.thread, c)));
@@ -727,7 +698,7 @@ impl TraceReader {
                         // in the heap under its old key, which now sorts too early: the
                         // merge takes it out, sees its real head, and puts it back.
                         let t = &mut self.streams[j];
-                        let (hs, h) = t.buf[t.bi];
+                        let (hs, h) = t.batch.events[t.bi];
                         t.bi += 1;
                         self.stale.left(j);
                         if h.kind == Kind::Read {
@@ -744,7 +715,7 @@ impl TraceReader {
                 self.stale.returned(&e);
                 return self.emit(c, stamp, e);
             }
-            let more = s.fill(&self.limits, &self.symbols);
+            let more = s.refill(c, &self.decoders, &self.limits, &self.symbols);
             match more {
                 Ok(true) => {}
                 Ok(false) => self.cur = NONE,
