@@ -34,12 +34,16 @@ fn suite() -> Suite {
     }
 }
 
+/// Recordings of each program of the hand-off catalogue (many small shapes per program,
+/// each checked in every recording).
+const CATALOGUE_RUNS: u32 = 5;
+
 macro_rules! programs {
-    ($($test:ident => $name:literal),* $(,)?) => {
+    ($($test:ident => $name:literal x $runs:expr),* $(,)?) => {
         $(
             #[test]
             fn $test() {
-                suite().run_n($name, "juc/AtomicSpin.class", RUNS);
+                suite().run_n($name, "juc/AtomicSpin.class", $runs);
             }
         )*
         const PROGRAMS: &[&str] = &[$($name),*];
@@ -47,15 +51,24 @@ macro_rules! programs {
 }
 
 programs! {
-    atomics_spun_on_keep_their_order => "AtomicSpin",
-    subclasses_and_wrappers_of_concurrent_classes => "ConcurrentSubclasses",
-    executors_beyond_the_plain_path => "ExecutorPaths",
-    parallel_stream_collect => "ParallelCollect",
-    asynchronous_accept_handler => "AsyncAccept",
-    collections_shared_without_their_lock => "SyncViews",
-    failed_operations_order_nothing => "FailedOps",
-    a_thread_ends_holding_a_lock => "LockHeldAtEnd",
-    the_jvm_exits_while_a_lock_is_held => "LockHeldAtExit",
+    atomics_spun_on_keep_their_order => "AtomicSpin" x RUNS,
+    subclasses_and_wrappers_of_concurrent_classes => "ConcurrentSubclasses" x RUNS,
+    executors_beyond_the_plain_path => "ExecutorPaths" x RUNS,
+    parallel_stream_collect => "ParallelCollect" x RUNS,
+    asynchronous_accept_handler => "AsyncAccept" x RUNS,
+    collections_shared_without_their_lock => "SyncViews" x RUNS,
+    failed_operations_order_nothing => "FailedOps" x RUNS,
+    a_thread_ends_holding_a_lock => "LockHeldAtEnd" x RUNS,
+    the_jvm_exits_while_a_lock_is_held => "LockHeldAtExit" x RUNS,
+    // The catalogue: every kind of hand-off, signal, atomic, pool and concurrent
+    // collection publishing plain data.
+    objects_handed_off_through_every_queue => "Handoffs" x CATALOGUE_RUNS,
+    signals_of_every_synchronizer => "Signals" x CATALOGUE_RUNS,
+    field_updaters_and_other_atomics_publish => "Updaters" x CATALOGUE_RUNS,
+    results_through_every_pool_path => "Pools" x CATALOGUE_RUNS,
+    skip_lists_copy_on_write_and_compute_publish => "Maps" x CATALOGUE_RUNS,
+    bulk_operations_on_the_common_pool => "Bulk" x CATALOGUE_RUNS,
+    drains_timed_acquires_and_atomic_arrays => "Drains" x CATALOGUE_RUNS,
 }
 
 #[test]

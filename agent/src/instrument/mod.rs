@@ -982,9 +982,13 @@ fn instrument_method(
                     continue;
                 };
                 let fenced = mcx.ctx.fenced;
+                // A fenced class's plain accesses are synchronization too: under the
+                // stripe lock, like a volatile's, so that an ordered write (a CAS, whose
+                // record follows it) and a plain read of what it wrote are recorded in
+                // the order they happened.
                 let plan = match mcx.ctx.field_flags(&owner, &fname) {
                     Some(f) if f & ACC_VOLATILE != 0 => FieldPlan::Locked,
-                    Some(_) if jdk && fenced && !sync_only => FieldPlan::Plain,
+                    Some(_) if jdk && fenced && !sync_only => FieldPlan::Locked,
                     Some(_) if jdk || sync_only => FieldPlan::Skip,
                     Some(_) => FieldPlan::Plain,
                     None if sync_only => FieldPlan::Skip,

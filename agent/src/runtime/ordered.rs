@@ -426,6 +426,8 @@ impl Agent {
             | SiteKind::StaticWrite { owner, name, .. } => match resolve_field(self, owner, name) {
                 None => return 0,
                 Some((_, flags)) if flags & ACC_VOLATILE != 0 => FLAG_VOLATILE,
+                // Ordered like a volatile (the instrumenter locks such sites).
+                Some(_) if e.site.fenced => FLAG_VOLATILE,
                 Some(_) => FLAG_PLAIN,
             },
             SiteKind::Call { owner, name, .. } => {
