@@ -69,6 +69,7 @@ programs! {
     skip_lists_copy_on_write_and_compute_publish => "Maps" x CATALOGUE_RUNS,
     bulk_operations_on_the_common_pool => "Bulk" x CATALOGUE_RUNS,
     drains_timed_acquires_and_atomic_arrays => "Drains" x CATALOGUE_RUNS,
+    volatile_fields_set_through_reflection_publish => "Reflection" x CATALOGUE_RUNS,
 }
 
 #[test]

@@ -25,8 +25,15 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
     // handlers through monitors and j.u.c.
     // The synchronized collections: their monitors, which the program's calls on them
     // pair with an access to the backing collection's state (runtime/models.rs).
+    // Core reflection on a volatile field publishes like the field: JDK 17's "qualified"
+    // Unsafe field accessors make volatile Unsafe calls; later JDKs go through a method
+    // handle, whose lambda forms (pregenerated in DirectMethodHandle$Holder, or spun as
+    // LambdaForm$DMH) make them.
     name.starts_with("java/util/concurrent/")
         || name.starts_with("java/lang/invoke/VarHandle")
+        || name.starts_with("jdk/internal/reflect/UnsafeQualified")
+        || name == "java/lang/invoke/DirectMethodHandle$Holder"
+        || name.starts_with("java/lang/invoke/LambdaForm$DMH")
         || name.starts_with("sun/nio/ch/")
         || name.starts_with("java/util/Collections$Synchronized")
         || matches!(
