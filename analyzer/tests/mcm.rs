@@ -355,3 +355,29 @@ fn a_latch_by_value_refutes_its_pairs_without_the_solver() {
     assert!(ws.latched >= 3, "{ws:?}");
     assert!(ns.queries >= ws.queries + 3, "with {ws:?}, without {ns:?}");
 }
+
+/// A read-write lock as the recorder models it, without values: the writer reads
+/// `$readers` when it locks and writes `$writer` when it unlocks; a reader reads `$writer`
+/// and writes `$readers`. Each read's source is its recorded writer (its value is that
+/// writer's own token), however many writes the variable has in the window, so the pairs
+/// on `data` are refuted by forced order alone. (With a cap on the writes a read's
+/// sources are searched among, hundreds of solver queries refuted them one by one.)
+#[test]
+fn a_lock_models_valueless_reads_force_their_writer() {
+    let mut text = String::from("main|fork(w)|m1\nmain|fork(r)|m2\n");
+    for _ in 0..80 {
+        text.push_str(
+            "w|acq(L)|L.java:1\nw|vr(L.$readers)|L.java:1\nw|br|L.java:1\nw|w(data,1)|D.java:2\n\
+             w|vw(L.$writer)|L.java:3\nw|rel(L)|L.java:3\n\
+             r|vr(L.$writer)|L.java:4\nr|br|L.java:4\nr|r(data,1)|D.java:5\nr|vw(L.$readers)|L.java:6\n",
+        );
+    }
+    let trace = parse(&text);
+    for policy in [Policy::Mcm, Policy::Said] {
+        let mut sink = RaceSink::new();
+        let stats = causal::run(&trace.events, policy, &Options::default(), None, &mut sink);
+        assert!(sigs(&trace, &sink).is_empty(), "{policy:?}");
+        assert_eq!(stats.queries, 0, "{policy:?}: {stats:?}");
+        assert!(stats.forced > 0, "{policy:?}: {stats:?}");
+    }
+}

@@ -477,16 +477,24 @@ impl<'g, 'a> Window<'g, 'a> {
             };
             if guard {
                 for r in std::mem::take(&mut pending[t]) {
-                    let x = self.ev(r).target;
-                    if self.writes.get(&x).is_none_or(|ws| ws.len() > MAX_WRITES) || self.init_ok(r)
-                    {
-                        continue;
-                    }
-                    if let [w] = self.sources(r)[..] {
-                        if w < r {
-                            for u in 0..nt {
-                                v[u] = v[u].max(fvc[w as usize * nt + u]);
+                    let w = match self.own_writer(r) {
+                        Some(w) => w,
+                        None => {
+                            let x = self.ev(r).target;
+                            if self.writes.get(&x).is_none_or(|ws| ws.len() > MAX_WRITES)
+                                || self.init_ok(r)
+                            {
+                                continue;
                             }
+                            match self.sources(r)[..] {
+                                [w] => w,
+                                _ => continue,
+                            }
+                        }
+                    };
+                    if w < r {
+                        for u in 0..nt {
+                            v[u] = v[u].max(fvc[w as usize * nt + u]);
                         }
                     }
                 }
@@ -499,6 +507,21 @@ impl<'g, 'a> Window<'g, 'a> {
             }
         }
         self.fvc = fvc;
+    }
+
+    /// The one write read `r` can read from when its value is its window writer's own
+    /// token ([`ValueKey`] `(1, i)`: a write without a value, or the JDK's), whatever the
+    /// number of writes of its variable: no other write has that key and the value at the
+    /// window start cannot either, so [`Window::sources`] is that writer or nothing (then
+    /// no schedule runs `r`'s guard at all, and forcing the writer is vacuously sound).
+    /// A lock model's `$readers`/`$writer` variables have hundreds of valueless writes per
+    /// window, which [`Window::compute_forced`]'s scan cap would otherwise skip.
+    fn own_writer(&self, r: u32) -> Option<u32> {
+        if self.key(r).0 != 1 {
+            return None;
+        }
+        self.observed_local(r)
+            .filter(|&w| self.key(w) == self.key(r))
     }
 
     /// Fences: a read r inside a region R of lock L reads from one of its possible writers
