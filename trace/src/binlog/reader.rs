@@ -1,9 +1,9 @@
 //! [`TraceReader`]: streams the events of all thread logs merged into one global order.
 //!
 //! Metadata is loaded whole at open (names are needed to resolve ids anyway); events are
-//! not: each thread log keeps one decompressed chunk in memory, and a heap merges the
-//! threads by `(stamp, thread id)`. Every event is range-checked against the metadata and
-//! run through [`Checker`] before it is returned.
+//! not: decoder threads ([`super::decode`]) keep a few decoded batches of each thread log
+//! ready, and a heap merges the threads by `(stamp, thread id)`. Every event is
+//! range-checked against the metadata and run through [`Checker`] before it is returned.
 
 use super::decode::{Batch, Decoders};
 use super::heap::HeapReplay;
