@@ -70,6 +70,7 @@ programs! {
     bulk_operations_on_the_common_pool => "Bulk" x CATALOGUE_RUNS,
     drains_timed_acquires_and_atomic_arrays => "Drains" x CATALOGUE_RUNS,
     volatile_fields_set_through_reflection_publish => "Reflection" x CATALOGUE_RUNS,
+    termination_seen_without_join_and_caller_runs => "Termination" x CATALOGUE_RUNS,
 }
 
 #[test]

@@ -157,6 +157,9 @@ pub struct ClassInfo {
     pub fields: Vec<(String, String, u16)>,
 }
 
+/// `Thread.getState()`'s descriptor.
+pub const THREAD_STATE_DESC: &str = "()Ljava/lang/Thread$State;";
+
 /// Whether a non-static call from instrumented code to `owner.name desc` gets
 /// `before`/`after` hooks, i.e. whether the runtime may want to record something for it:
 /// thread start/join, wait/notify, calls into `java.util` (collections,
@@ -172,9 +175,11 @@ pub fn modelled_call(owner: &str, name: &str, desc: &str) -> bool {
     match name {
         "start" if desc == "()V" => return true,
         "join" if desc == "()V" || desc == "(J)V" || desc == "(JI)V" => return true,
-        // Thread termination seen through isAlive() orders like join(); an interrupt
-        // orders before isInterrupted() seeing it (JLS 17.4.4).
+        // Thread termination seen through isAlive() (or getState() returning TERMINATED)
+        // orders like join(); an interrupt orders before isInterrupted() seeing it
+        // (JLS 17.4.4).
         "isAlive" | "isInterrupted" if desc == "()Z" => return true,
+        "getState" if desc == THREAD_STATE_DESC => return true,
         "interrupt" if desc == "()V" => return true,
         _ if is_wait_or_notify(name, desc) => return true,
         _ => {}
