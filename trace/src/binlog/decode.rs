@@ -235,22 +235,23 @@ impl Decoders {
                 },
             ));
         }
-        let handles = owned
-            .into_iter()
-            .filter(|o| !o.is_empty())
-            .filter_map(|mine| {
-                let sh = shared.clone();
-                std::thread::Builder::new()
-                    .name("jrace-decode".into())
-                    .spawn(move || run(&sh, mine))
-                    .ok()
-            })
-            .collect::<Vec<_>>();
-        let d = Decoders { shared, handles };
-        if n > 0 && d.handles.is_empty() {
-            d.shared.lock().failed = true;
+        let mut handles = Vec::new();
+        let mut spawned_all = true;
+        for mine in owned.into_iter().filter(|o| !o.is_empty()) {
+            let sh = shared.clone();
+            match std::thread::Builder::new()
+                .name("jrace-decode".into())
+                .spawn(move || run(&sh, mine))
+            {
+                Ok(h) => handles.push(h),
+                Err(_) => spawned_all = false,
+            }
         }
-        d
+        // Logs without a decoder would never fill: the merge reports it instead of waiting.
+        if !spawned_all {
+            shared.lock().failed = true;
+        }
+        Decoders { shared, handles }
     }
 
     /// The next batch of log `i`, handing back `done`'s buffers. Waits while the decoders
