@@ -63,9 +63,9 @@ struct Stream {
     thread: ThreadId,
     batch: Batch,
     bi: usize,
-    len: usize,
-    /// `batch.events[..good]` passed the id check; if `good < len`, the one event after
-    /// them did not, and `bad` is the error to report when the merge reaches it.
+    /// `batch.events[..good]` passed the id check; if `good` is short of the batch, the
+    /// one event after them (the batch's last) did not, and `bad` is the error to report
+    /// when the merge reaches it.
     good: usize,
     bad: Option<TraceError>,
     /// The log ended without its end frame (known once its last batch was taken).
@@ -78,7 +78,6 @@ impl Stream {
             thread,
             batch: Batch::empty(),
             bi: 0,
-            len: 0,
             good: 0,
             bad: None,
             unfinished: false,
@@ -87,7 +86,7 @@ impl Stream {
 
     /// The decoded events still to be merged that passed the id check.
     fn next(&self) -> &[(u64, Event)] {
-        let end = self.good.min(self.len);
+        let end = self.good;
         &self.batch.events[self.bi.min(end)..end]
     }
 
@@ -112,8 +111,7 @@ impl Stream {
         self.batch = dec.take(i, Some(done));
         let b = &mut self.batch;
         self.bi = 0;
-        self.len = b.events.len();
-        self.good = self.len;
+        self.good = b.events.len();
         self.bad = None;
         if b.last {
             self.unfinished = b.unfinished;
@@ -130,11 +128,11 @@ impl Stream {
                 },
             });
             self.good = k;
-            self.len = k + 1;
+            b.events.truncate(k + 1);
             b.last = true;
             b.err = None;
         }
-        if self.len == 0 {
+        if b.events.is_empty() {
             b.last = true;
             return match b.err.take() {
                 Some(e) => Err(e),
@@ -674,7 +672,7 @@ impl TraceReader {
                 continue;
             }
             let s = &mut self.streams[c];
-            if s.bi < s.len {
+            if s.bi < s.batch.events.len() {
                 let (stamp, e) = s.batch.events[s.bi];
                 if key(stamp, s.thread) > self.bound {
                     // Another stream's head comes first: switch.

@@ -34,7 +34,7 @@ enum Input<'a> {
         pending: Vec<u8>,
     },
     Split {
-        blocks: split::Blocks,
+        blocks: Box<split::Blocks>,
         block: split::Block,
         /// Next line of `block` to return.
         next: usize,
@@ -61,7 +61,7 @@ impl StdReader<'static> {
     /// [`StdReader::open`] reading `block` bytes at a time (tests cut lines with it).
     fn open_with_block(path: &Path, block: usize) -> Result<Self, TraceError> {
         let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
-        let blocks = split::Blocks::start(f, path, block);
+        let blocks = Box::new(split::Blocks::start(f, path, block));
         Ok(StdReader::with_input(
             Input::Split {
                 blocks,
@@ -130,7 +130,7 @@ impl<'a> StdReader<'a> {
                     return self.p.event(f).map(Some);
                 }
                 if let Some(e) = block.err.take() {
-                    if let Some(line) = block.err_line {
+                    if let TraceError::Line { line, .. } = e {
                         self.p.line = line;
                     }
                     block.last = true;

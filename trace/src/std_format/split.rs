@@ -37,8 +37,6 @@ pub(super) struct Block {
     pub lines: Vec<Line>,
     /// The error of the line after `lines` (or of reading); nothing follows it.
     pub err: Option<TraceError>,
-    /// The line `err` is about, if any.
-    pub err_line: Option<u64>,
     /// Nothing follows this block.
     pub last: bool,
 }
@@ -54,6 +52,9 @@ pub(super) struct Blocks {
     /// Blocks the reader is done with, for their buffers.
     back: Sender<Block>,
     handle: Option<JoinHandle<()>>,
+    path: PathBuf,
+    /// What to report if the channel closes before the last block.
+    stopped: String,
 }
 
 impl Blocks {
@@ -61,48 +62,25 @@ impl Blocks {
     pub fn start(file: File, path: &Path, block: usize) -> Blocks {
         let (tx, rx) = sync_channel(4);
         let (back, spent) = std::sync::mpsc::channel();
-        let path = path.to_owned();
-        let handle = std::thread::Builder::new()
+        let p = path.to_owned();
+        let spawned = std::thread::Builder::new()
             .name("jrace-split".into())
-            .spawn(move || {
-                let tx2 = tx.clone();
-                let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    split(file, &path, block.max(1), &tx, &spent)
-                }));
-                if ok.is_err() {
-                    let _ = tx2.send(Block {
-                        err: Some(TraceError::Other {
-                            path,
-                            msg: "the thread splitting this file stopped (a bug in jrace)".into(),
-                        }),
-                        last: true,
-                        ..Block::default()
-                    });
-                }
-            });
-        match handle {
-            Ok(h) => Blocks {
-                rx: Some(rx),
-                back,
-                handle: Some(h),
-            },
-            Err(e) => {
-                // No thread: the reader gets the error as its first block.
-                let (tx, rx) = sync_channel(1);
-                let _ = tx.send(Block {
-                    err: Some(TraceError::Other {
-                        path: PathBuf::new(),
-                        msg: format!("cannot start a thread to read the file: {e}"),
-                    }),
-                    last: true,
-                    ..Block::default()
-                });
-                Blocks {
-                    rx: Some(rx),
-                    back,
-                    handle: None,
-                }
-            }
+            .spawn(move || split(file, &p, block.max(1), &tx, &spent));
+        // A thread that could not start dropped its sender with the closure; one that
+        // panicked drops it while unwinding: either way `take` sees the channel close.
+        let (handle, stopped) = match spawned {
+            Ok(h) => (
+                Some(h),
+                "the thread splitting this file stopped (a bug in jrace)".to_string(),
+            ),
+            Err(e) => (None, format!("cannot start a thread to read the file: {e}")),
+        };
+        Blocks {
+            rx: Some(rx),
+            back,
+            handle,
+            path: path.to_owned(),
+            stopped,
         }
     }
 
@@ -114,8 +92,8 @@ impl Blocks {
         let rx = self.rx.as_ref().expect("taken only while open");
         rx.recv().unwrap_or_else(|_| Block {
             err: Some(TraceError::Other {
-                path: PathBuf::new(),
-                msg: "the thread splitting this file stopped (a bug in jrace)".into(),
+                path: self.path.clone(),
+                msg: self.stopped.clone(),
             }),
             last: true,
             ..Block::default()
@@ -149,7 +127,6 @@ fn split(
         text.clear();
         b.lines.clear();
         b.err = None;
-        b.err_line = None;
         b.last = false;
         text.append(&mut carry);
         // Read until the block holds a line end (or the file ends).
@@ -173,12 +150,11 @@ fn split(
             }
         };
         if cut > u32::MAX as usize {
-            b.err = Some(TraceError::Line {
-                path: path.to_owned(),
-                line: line_no + 1,
-                msg: "expected a line shorter than 4 GB".into(),
-            });
-            b.err_line = Some(line_no + 1);
+            b.err = Some(line_err(
+                path,
+                line_no + 1,
+                "expected a line shorter than 4 GB".into(),
+            ));
             b.last = true;
             let _ = tx.send(b);
             return;
@@ -219,12 +195,7 @@ fn parse_block(b: &mut Block, text: Vec<u8>, path: &Path, line_no: &mut u64) -> 
     }
     if let Some(msg) = bad {
         *line_no += 1;
-        b.err = Some(TraceError::Line {
-            path: path.to_owned(),
-            line: *line_no,
-            msg,
-        });
-        b.err_line = Some(*line_no);
+        b.err = Some(line_err(path, *line_no, msg));
         return true;
     }
     false
@@ -255,12 +226,7 @@ fn parse_lines(b: &mut Block, path: &Path, line_no: &mut u64) -> bool {
                 loc: span(f.loc),
             }),
             Err(msg) => {
-                b.err = Some(TraceError::Line {
-                    path: path.to_owned(),
-                    line: *line_no,
-                    msg,
-                });
-                b.err_line = Some(*line_no);
+                b.err = Some(line_err(path, *line_no, msg));
                 b.text.truncate(at);
                 return true;
             }
@@ -268,4 +234,12 @@ fn parse_lines(b: &mut Block, path: &Path, line_no: &mut u64) -> bool {
         at = end + 1;
     }
     false
+}
+
+fn line_err(path: &Path, line: u64, msg: String) -> TraceError {
+    TraceError::Line {
+        path: path.to_owned(),
+        line,
+        msg,
+    }
 }
