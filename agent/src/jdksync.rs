@@ -27,13 +27,12 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
     // pair with an access to the backing collection's state (runtime/models.rs).
     // Core reflection on a volatile field publishes like the field: JDK 17's "qualified"
     // Unsafe field accessors make volatile Unsafe calls; later JDKs go through a method
-    // handle, whose lambda forms (pregenerated in DirectMethodHandle$Holder, or spun as
-    // LambdaForm$DMH) make them.
+    // handle, whose lambda form (pregenerated in DirectMethodHandle$Holder) makes them.
+    // (Lambda forms spun at run time are hidden classes, which the agent never sees.)
     name.starts_with("java/util/concurrent/")
         || name.starts_with("java/lang/invoke/VarHandle")
         || name.starts_with("jdk/internal/reflect/UnsafeQualified")
         || name == "java/lang/invoke/DirectMethodHandle$Holder"
-        || name.starts_with("java/lang/invoke/LambdaForm$DMH")
         || name.starts_with("sun/nio/ch/")
         || name.starts_with("java/util/Collections$Synchronized")
         || matches!(
