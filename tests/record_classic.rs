@@ -38,6 +38,7 @@ fn suite() -> Suite {
         verify_in_recording: true,
         gaps: KNOWN_GAPS,
         gaps_must_show: false,
+        java: None,
     }
 }
 

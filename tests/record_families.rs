@@ -46,6 +46,7 @@ fn suite() -> Suite {
         verify_in_recording: false,
         gaps: KNOWN_RECORDER_GAPS,
         gaps_must_show: true,
+        java: None,
     }
 }
 

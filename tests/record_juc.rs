@@ -31,6 +31,7 @@ fn suite() -> Suite {
         verify_in_recording: false,
         gaps: &[],
         gaps_must_show: true,
+        java: None,
     }
 }
 
@@ -84,16 +85,10 @@ fn every_juc_program_has_a_test_and_a_valid_truth() {
     );
 }
 
-/// A newer JDK than the one the agent is built with (the machine's Temurin beside
-/// OpenJDK 17, or `JRACE_TEST_JAVA`): its `java.util.concurrent` and `Unsafe` differ
-/// (`arrayBaseOffset` returns a long there); two programs record, run as without the agent
-/// and give their races. Skipped with a note when there is no such JDK.
-#[test]
-fn a_newer_jdk_records_the_same_races() {
-    if !harness::java_ready("juc/AtomicSpin.class") {
-        return;
-    }
-    let java = std::env::var_os("JRACE_TEST_JAVA")
+/// A JDK newer than the one the agent is built with: `JRACE_TEST_JAVA`, else the newest
+/// under /usr/lib/jvm that is not 17 (the machine's Temurin beside OpenJDK 17).
+fn newer_java() -> Option<std::path::PathBuf> {
+    std::env::var_os("JRACE_TEST_JAVA")
         .map(std::path::PathBuf::from)
         .or_else(|| {
             let mut found: Vec<_> = std::fs::read_dir("/usr/lib/jvm")
@@ -104,8 +99,45 @@ fn a_newer_jdk_records_the_same_races() {
                 .collect();
             found.sort();
             found.pop()
-        });
-    let Some(java) = java else {
+        })
+}
+
+/// Virtual threads (java-harness/src/vthreads), on a JDK that has them (21+): each is a
+/// thread of its own in the trace, across carriers, with its start, join and locks.
+/// Skipped with a note when there is no such JDK.
+#[test]
+fn virtual_threads_are_threads_of_their_own() {
+    if !harness::java_ready("vthreads/Virtual.class") {
+        return;
+    }
+    let Some(java) = newer_java() else {
+        eprintln!("note: no JDK besides 17 under /usr/lib/jvm: skipped");
+        return;
+    };
+    let probe = harness::java_plain_with(java.to_str().unwrap(), &[], "vthreads.Virtual", &[]);
+    if String::from_utf8_lossy(&probe.stdout).contains("no virtual threads") {
+        eprintln!("note: {} has no virtual threads: skipped", java.display());
+        return;
+    }
+    let suite = Suite {
+        name: "vthreads",
+        src: common::root().join("java-harness/src/vthreads"),
+        java: Some(java),
+        ..suite()
+    };
+    suite.run_n("Virtual", "vthreads/Virtual.class", CATALOGUE_RUNS);
+}
+
+/// A newer JDK than the one the agent is built with (see [`newer_java`]): its
+/// `java.util.concurrent` and `Unsafe` differ
+/// (`arrayBaseOffset` returns a long there); two programs record, run as without the agent
+/// and give their races. Skipped with a note when there is no such JDK.
+#[test]
+fn a_newer_jdk_records_the_same_races() {
+    if !harness::java_ready("juc/AtomicSpin.class") {
+        return;
+    }
+    let Some(java) = newer_java() else {
         eprintln!("note: no JDK besides 17 under /usr/lib/jvm: skipped");
         return;
     };

@@ -18,6 +18,7 @@
 //! | `CompletableFuture.ThreadPerTaskExecutor.execute(r)` | `before(r, TaskSubmit)` | vwrite `r.$task` |
 //! | `CompletableFuture.AsyncSupply/AsyncRun.run()`    | `before(this, TaskStart)`| vread `this.$task` |
 //! | `Timer.sched(TimerTask t, long, long)`            | `before(t, TaskSubmit)`  | vwrite `t.$task` (the task's own `run()` reads it through its `tenter` hook) |
+//! | `VirtualThread.start(ThreadContainer)` (JDK 21+)  | `before(this, Start)`    | fork of the virtual thread ([`crate::vthreads`]) |
 //!
 //! and at the program's call sites every call on a `Future` (`FutureTask`,
 //! `CompletableFuture`, `ForkJoinTask`) is a read-modify-write of its `$done` before the
@@ -28,7 +29,7 @@
 //! task of a `ThreadPoolExecutor` (and `ScheduledThreadPoolExecutor`, every
 //! `Executors.new*ThreadPool`) is covered, lambdas included; fork/join tasks, parallel
 //! streams and `CompletableFuture`'s async stages run through the work-queue and
-//! `doExec` hooks. Not covered: virtual threads.
+//! `doExec` hooks; a virtual thread is forked where every way of starting one ends.
 //!
 //! The JDK class calls `jrace.rt.R`, which lives in the bootstrap loader's unnamed module;
 //! the agent lets `java.base` read it (JVMTI `AddModuleReads`) when it defines `R`.
@@ -49,6 +50,7 @@ pub const HOOKED: &[&str] = &[
     "java/util/concurrent/CompletableFuture$AsyncSupply",
     "java/util/concurrent/CompletableFuture$AsyncRun",
     "java/util/Timer",
+    "java/lang/VirtualThread",
 ];
 
 const TASK: &str = "Ljava/util/concurrent/ForkJoinTask;";
@@ -114,6 +116,13 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str)> {
         // thread then calls the task's run(), whose `tenter` hook reads `$task`.
         ("java/util/Timer", "sched") if desc == "(Ljava/util/TimerTask;JJ)V" => {
             Some((1, "$taskSubmit"))
+        }
+        // Every virtual thread start (builders, executors, Thread.startVirtualThread) ends
+        // here, in the starting thread.
+        ("java/lang/VirtualThread", "start")
+            if desc.starts_with("(Ljdk/internal/vm/ThreadContainer;)") =>
+        {
+            Some((0, "$threadStart"))
         }
         _ => None,
     }

@@ -28,6 +28,7 @@ pub mod replay;
 pub mod runtime;
 pub mod sites;
 pub mod unsafe_ops;
+pub mod vthreads;
 
 use jvmti::*;
 use runtime::Agent;
@@ -144,6 +145,8 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
         mc.set_can_generate_monitor_events(1);
         jvmti!(jv, AddCapabilities, &mc) == 0
     };
+    // JDK 21+: each virtual thread its own trace thread (vthreads.rs).
+    let virtual_threads = vthreads::enable(jv);
     let a = Agent::install(jv, opts, writer, gc_events);
     let _ = a.writer.set_meta("recorder", "jrace-agent");
     // replay
@@ -160,13 +163,19 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     if replay_waits {
         cb.MonitorWaited = Some(monitor_waited); // replay
     }
-    if jvmti!(
-        jv,
-        SetEventCallbacks,
-        &cb,
-        std::mem::size_of::<jvmtiEventCallbacks>() as jint
-    ) != 0
-    {
+    let set = if virtual_threads {
+        let cb21 = vthreads::Callbacks21 {
+            base: cb,
+            virtual_thread_start: std::ptr::null_mut(),
+            virtual_thread_end: Some(vthreads::ended),
+        };
+        let size = std::mem::size_of::<vthreads::Callbacks21>() as jint;
+        jvmti!(jv, SetEventCallbacks, &cb21.base, size)
+    } else {
+        let size = std::mem::size_of::<jvmtiEventCallbacks>() as jint;
+        jvmti!(jv, SetEventCallbacks, &cb, size)
+    };
+    if set != 0 {
         return Err("SetEventCallbacks failed".into());
     }
     for ev in [
@@ -179,6 +188,7 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     .chain(gc_events.then_some(jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_START))
     .chain(gc_events.then_some(jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
     .chain(replay_waits.then_some(jvmtiEvent_JVMTI_EVENT_MONITOR_WAITED))
+    .chain(virtual_threads.then_some(vthreads::VIRTUAL_THREAD_END))
     {
         if jvmti!(
             jv,

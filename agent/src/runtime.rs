@@ -72,8 +72,8 @@ mod ordered;
 mod resolve;
 mod sync;
 pub use barrier::{BpStats, DEFAULT_BUDGET as BP_DEFAULT_BUDGET};
-pub use hooks::thread_end;
 use hooks::*;
+pub use hooks::{thread_end, vthread_ended, vthread_mounted, vthread_unmounting};
 use models::{ClassModel, Ret, When};
 pub use natives::register_natives;
 use natives::*;
@@ -603,6 +603,39 @@ struct Tls {
     quiet: Cell<u32>,
     /// This thread has ended (or could not get a log): record nothing more.
     done: Cell<bool>,
+    /// While a virtual thread is mounted on this (carrier) thread, the carrier's own
+    /// context, set aside ([`crate::vthreads`]).
+    carrier: RefCell<Option<Logical>>,
+}
+
+/// The part of [`Tls`] that belongs to the Java thread rather than the native one: what a
+/// virtual thread takes along from carrier to carrier.
+#[derive(Default)]
+struct Logical {
+    owner: Option<Arc<Mutex<ThreadState>>>,
+    quiet: u32,
+    done: bool,
+}
+
+impl Tls {
+    /// Takes this thread's Java-thread context out, leaving an empty one.
+    fn take_logical(&self) -> Logical {
+        self.state.set(std::ptr::null());
+        Logical {
+            owner: self.owner.borrow_mut().take(),
+            quiet: self.quiet.replace(0),
+            done: self.done.replace(false),
+        }
+    }
+
+    /// Puts a Java-thread context in place (the current one must have been taken out).
+    fn put_logical(&self, l: Logical) {
+        self.state
+            .set(l.owner.as_ref().map_or(std::ptr::null(), Arc::as_ptr));
+        *self.owner.borrow_mut() = l.owner;
+        self.quiet.set(l.quiet);
+        self.done.set(l.done);
+    }
 }
 
 thread_local! {
@@ -613,6 +646,7 @@ thread_local! {
             in_hook: Cell::new(false),
             quiet: Cell::new(0),
             done: Cell::new(false),
+            carrier: RefCell::new(None),
         }
     };
 }

@@ -67,7 +67,12 @@ pub fn text(b: &[u8]) -> String {
 
 /// `java JVM_OPTS -cp CLASSES MAIN ARGS` without the agent.
 pub fn java_plain(jvm_opts: &[&str], main: &str, args: &[&str]) -> Output {
-    Command::new("java")
+    java_plain_with("java", jvm_opts, main, args)
+}
+
+/// [`java_plain`] with another `java`.
+pub fn java_plain_with(java: &str, jvm_opts: &[&str], main: &str, args: &[&str]) -> Output {
+    Command::new(java)
         .args(jvm_opts)
         .arg("-cp")
         .arg(classes())
@@ -80,8 +85,13 @@ pub fn java_plain(jvm_opts: &[&str], main: &str, args: &[&str]) -> Output {
 
 /// `jrace record -o DIR -- java JVM_OPTS -cp CLASSES MAIN ARGS`.
 pub fn record(dir: &Path, jvm_opts: &[&str], main: &str, args: &[&str]) -> Output {
+    record_with("java", dir, jvm_opts, main, args)
+}
+
+/// [`record`] with another `java`.
+pub fn record_with(java: &str, dir: &Path, jvm_opts: &[&str], main: &str, args: &[&str]) -> Output {
     let cp = classes();
-    let mut a: Vec<&str> = vec!["record", "-o", dir.to_str().unwrap(), "--", "java"];
+    let mut a: Vec<&str> = vec!["record", "-o", dir.to_str().unwrap(), "--", java];
     a.extend_from_slice(jvm_opts);
     a.extend_from_slice(&["-cp", cp.to_str().unwrap(), main]);
     a.extend_from_slice(args);
@@ -187,9 +197,17 @@ pub struct Suite {
     /// Whether a listed gap that does not show fails the test (so that the entry is
     /// removed once fixed); false for gaps that depend on the schedule.
     pub gaps_must_show: bool,
+    /// The `java` that runs the programs (`java` on the PATH when `None`).
+    pub java: Option<PathBuf>,
 }
 
 impl Suite {
+    fn java(&self) -> &str {
+        self.java
+            .as_deref()
+            .map_or("java", |p| p.to_str().expect("a UTF-8 path to java"))
+    }
+
     /// Records, analyzes and checks one program; returns the failed checks.
     pub fn check(&self, name: &str) -> Vec<Failure> {
         self.check_runs(name, 1)
@@ -216,7 +234,7 @@ impl Suite {
         } else {
             &[]
         };
-        let plain = java_plain(opts, &truth.main_class, &[]);
+        let plain = java_plain_with(self.java(), opts, &truth.main_class, &[]);
         assert!(
             plain.status.success(),
             "{name} fails without the agent: {}",
@@ -224,7 +242,8 @@ impl Suite {
         );
         if !self.verify_in_recording {
             // -Xverify:all with the agent, as a separate run.
-            let ver = record(
+            let ver = record_with(
+                self.java(),
                 &dir.join("verify"),
                 &["-Xverify:all"],
                 &truth.main_class,
@@ -297,7 +316,7 @@ impl Suite {
                 fail_by($check, None, $detail)
             };
         }
-        let rec = record(trace, opts, &truth.main_class, &[]);
+        let rec = record_with(self.java(), trace, opts, &truth.main_class, &[]);
 
         if rec.status.code() != plain.status.code()
             || rec.stdout != plain.stdout

@@ -225,6 +225,11 @@ pub(super) unsafe fn thread_id(
         }
         jni!(env, DeleteLocalRef, name);
     }
+    if s.is_empty() {
+        // Virtual threads are unnamed unless the program names them (as `Thread.toString`
+        // shows them: `#id`).
+        s = format!("thread#{jid}");
+    }
     let mut n = lock(&a.names);
     let len = n.threads.len() as u32;
     let t = *n.threads.entry(jid).or_insert(len);
@@ -289,5 +294,85 @@ pub fn thread_end() {
         }
         drop(g);
         lock(&a.threads).retain(|t| !Arc::ptr_eq(t, &ts));
+    }));
+}
+
+/// A virtual thread's context while it is not mounted, in its JVMTI thread-local storage.
+unsafe fn take_parked(jv: *mut jvmtiEnv, vthread: jthread) -> Option<Box<Logical>> {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    if jvmti!(jv, GetThreadLocalStorage, vthread, &mut p) != 0 || p.is_null() {
+        return None;
+    }
+    jvmti!(jv, SetThreadLocalStorage, vthread, std::ptr::null());
+    // SAFETY: only `vthread_unmounting` stores there, a `Box<Logical>`.
+    Some(Box::from_raw(p as *mut Logical))
+}
+
+/// A virtual thread was mounted on this carrier: its context replaces the carrier's.
+///
+/// # Safety
+/// Called on the carrier by the JVM, `vthread` current.
+pub unsafe fn vthread_mounted(jv: *mut jvmtiEnv, vthread: jthread) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let parked = take_parked(jv, vthread);
+        let _ = TLS.try_with(|tls| {
+            let current = tls.take_logical();
+            let mut carrier = tls.carrier.borrow_mut();
+            if carrier.is_none() {
+                *carrier = Some(current);
+            }
+            // (else an unmount went unreported: the context in place was that thread's.)
+            drop(carrier);
+            tls.put_logical(parked.map(|b| *b).unwrap_or_default());
+        });
+    }));
+}
+
+/// A virtual thread is about to leave this carrier: its context is kept for its next
+/// mount, and the carrier's comes back.
+///
+/// # Safety
+/// Called on the carrier by the JVM, `vthread` current.
+pub unsafe fn vthread_unmounting(jv: *mut jvmtiEnv, vthread: jthread) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let _ = TLS.try_with(|tls| {
+            let Some(carrier) = tls.carrier.borrow_mut().take() else {
+                return; // already restored by `vthread_ended`
+            };
+            let own = tls.take_logical();
+            if !own.done {
+                let p = Box::into_raw(Box::new(own));
+                if jvmti!(jv, SetThreadLocalStorage, vthread, p as *const c_void) != 0 {
+                    drop(Box::from_raw(p));
+                }
+            }
+            tls.put_logical(carrier);
+        });
+    }));
+}
+
+/// `VirtualThreadEnd`: the virtual thread's log ends as a platform thread's does
+/// ([`thread_end`]). HotSpot sends it after the last unmount (then the context is in the
+/// thread's storage) or, in other versions, before it (then it is in place).
+///
+/// # Safety
+/// Called on the carrier by the JVM.
+pub unsafe fn vthread_ended(jv: *mut jvmtiEnv, vthread: jthread) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let parked = take_parked(jv, vthread);
+        let _ = TLS.try_with(|tls| {
+            let carrier = match tls.carrier.borrow_mut().take() {
+                Some(carrier) => carrier, // mounted: the context in place is the thread's
+                None => {
+                    let Some(own) = parked else { return };
+                    let carrier = tls.take_logical();
+                    tls.put_logical(*own);
+                    carrier
+                }
+            };
+            thread_end();
+            drop(tls.take_logical());
+            tls.put_logical(carrier);
+        });
     }));
 }

@@ -81,7 +81,7 @@ pub(super) fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             method: barrier::resolve(a, owner, name),
         },
         SiteKind::Call { name, desc, .. } => Resolved::Call(match (name.as_str(), desc.as_str()) {
-            ("start", "()V") => CallOp::Start,
+            ("start", "()V") | ("$threadStart", _) => CallOp::Start,
             ("join", "()V" | "(J)V" | "(JI)V") | ("isAlive", "()Z") => CallOp::Join,
             // A thread found TERMINATED is not alive either: the same check after the call.
             ("getState", crate::sites::THREAD_STATE_DESC) => CallOp::Join,
