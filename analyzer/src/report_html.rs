@@ -19,7 +19,8 @@ const CSS: &str = include_str!("html/report.css");
 const JS: &str = include_str!("html/report.js");
 
 /// The class a race's variable belongs to, for sorting: `pkg.Class` of `pkg.Class.field`;
-/// an array type (`int[]`), a model's state (`$state`) or an undotted name is its own.
+/// an array type (`int[]`), a recorder's own name (`$task`) or an undotted name is its
+/// own; a collection's state (`java.util.HashMap.$state`) belongs to the collection's class.
 pub fn variable_class(variable: &str) -> &str {
     if variable.starts_with('$') || variable.ends_with(']') {
         return variable;
@@ -363,7 +364,11 @@ mod tests {
     fn classes_of_variables() {
         assert_eq!(variable_class("demo.Bank.balance"), "demo.Bank");
         assert_eq!(variable_class("java.lang.Object[]"), "java.lang.Object[]");
-        assert_eq!(variable_class("$state"), "$state");
+        assert_eq!(variable_class("$task"), "$task");
+        assert_eq!(
+            variable_class("java.util.HashMap.$state"),
+            "java.util.HashMap"
+        );
         assert_eq!(variable_class("x"), "x");
         assert_eq!(shell_word("traces/123"), "traces/123");
         assert_eq!(shell_word("my trace's"), "'my trace'\\''s'");

@@ -148,6 +148,7 @@ pub(super) unsafe fn new_thread_state(
         vars: FxHashMap::default(),
         locks: FxHashMap::default(),
         models: FxHashMap::default(),
+        state_names: FxHashMap::default(),
         owner_fields: FxHashMap::default(),
         ids: (0, 0),
         addr_cache: vec![(0usize, 0u64); ADDR_CACHE].into_boxed_slice(),

@@ -41,8 +41,9 @@ pub(super) enum ClassModel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Owner {
     None,
-    /// The `$state` of this collection.
-    State(u64),
+    /// The `$state` of this collection: its object id and the static id of
+    /// `CLASS.$state` ([`Cx::state_static`]).
+    State(u64, u32),
     /// A `java.util.concurrent` object: modelled like a call on it.
     Concurrent,
 }
@@ -250,12 +251,17 @@ const OWNER_FIELDS: &[&str] = &["this$0", "root", "m", "c"];
 impl Cx<'_> {
     /// The model of object `o`'s class (cached per class).
     pub(super) unsafe fn model(&mut self, o: jobject) -> ClassModel {
+        self.model_of(o).0
+    }
+
+    /// [`Cx::model`] and the id of `o`'s class.
+    unsafe fn model_of(&mut self, o: jobject) -> (ClassModel, u64) {
         let env = self.env;
         let k = jni!(env, GetObjectClass, o);
         let kid = self.obj(k);
         if let Some(&m) = self.t.models.get(&kid) {
             jni!(env, DeleteLocalRef, k);
-            return m;
+            return (m, kid);
         }
         let java = self.a.java.get().unwrap();
         let is = |c: jclass| jni!(env, IsAssignableFrom, k, c) != 0;
@@ -277,7 +283,22 @@ impl Cx<'_> {
         };
         jni!(env, DeleteLocalRef, k);
         self.t.models.insert(kid, m);
-        m
+        (m, kid)
+    }
+
+    /// The static id of `CLASS.$state` for a collection `o` of class `kid`
+    /// (`java.util.ArrayList.$state`): a race on a collection says what kind it is.
+    unsafe fn state_static(&mut self, kid: u64, o: jobject) -> u32 {
+        if let Some(&sid) = self.t.state_names.get(&kid) {
+            return sid;
+        }
+        let name = format!("{}.$state", self.class_name(o));
+        let sid = {
+            let mut n = lock(&self.a.names);
+            intern_static(self.a, &mut n, &name)
+        };
+        self.t.state_names.insert(kid, sid);
+        sid
     }
 
     /// The dotted name of class `k` or of its first ancestor in the JDK's packages, and
@@ -344,7 +365,7 @@ impl Cx<'_> {
             if cur.is_null() {
                 break;
             }
-            let m = self.model(cur);
+            let (m, kid) = self.model_of(cur);
             if m == ClassModel::Concurrent {
                 found = Owner::Concurrent;
                 break;
@@ -352,7 +373,7 @@ impl Cx<'_> {
             let owns = m == ClassModel::Collection
                 || (m == ClassModel::Synchronized && self.owner_field(cur).is_none());
             if owns {
-                found = Owner::State(self.obj(cur));
+                found = Owner::State(self.obj(cur), self.state_static(kid, cur));
                 break;
             }
             if !matches!(m, ClassModel::View | ClassModel::Synchronized) {
@@ -441,7 +462,7 @@ impl Cx<'_> {
 
     /// A call of the program on a library object ([`CallOp::Library`]).
     pub(super) unsafe fn library(&mut self, when: When, o: jobject, site: i32, loc: u32) {
-        let m = self.model(o);
+        let (m, kid) = self.model_of(o);
         let Some(e) = self.a.sites.get(site) else {
             return;
         };
@@ -453,7 +474,7 @@ impl Cx<'_> {
         let before = matches!(when, When::Before);
         // A view or wrapper of a java.util.concurrent object is modelled as a call on it.
         let owner = match m {
-            ClassModel::Collection => Owner::State(self.obj(o)),
+            ClassModel::Collection => Owner::State(self.obj(o), self.state_static(kid, o)),
             ClassModel::View | ClassModel::Synchronized => self.state_owner(o),
             _ => Owner::None,
         };
@@ -525,24 +546,25 @@ impl Cx<'_> {
                 }
             }
             ClassModel::Collection | ClassModel::View => {
-                if let Owner::State(owner) = owner {
+                if let Owner::State(owner, sid) = owner {
                     match (op, before) {
-                        (LibOp::Read, false) => self.plain_state(owner, loc, false),
-                        (LibOp::Write, true) => self.plain_state(owner, loc, true),
+                        (LibOp::Read, false) => self.plain_state(owner, sid, loc, false),
+                        (LibOp::Write, true) => self.plain_state(owner, sid, loc, true),
                         _ => {}
                     }
                 }
             }
             ClassModel::Synchronized => {
                 if before {
-                    let owner = match owner {
-                        Owner::State(x) => x,
-                        _ => 0,
+                    let (owner, sid) = match owner {
+                        Owner::State(x, sid) => (x, sid),
+                        _ => (0, 0),
                     };
                     self.open_call(
                         site,
                         OpenMode::Monitor {
                             owner,
+                            sid,
                             write: op == LibOp::Write,
                             loc,
                         },

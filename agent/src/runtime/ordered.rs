@@ -81,7 +81,12 @@ pub(super) enum OpenMode {
     /// collection `owner` right after, at the call's location `loc` (a synchronized
     /// collection's operation, inside its monitor); `owner` is 0 once written, or when
     /// there is none.
-    Monitor { owner: u64, write: bool, loc: u32 },
+    Monitor {
+        owner: u64,
+        sid: u32,
+        write: bool,
+        loc: u32,
+    },
 }
 
 /// How the `Unsafe` offsets of one class (or of one class object's statics, or of an
@@ -137,11 +142,17 @@ impl Cx<'_> {
         let Some(c) = self.t.open_calls.last_mut() else {
             return;
         };
-        if let OpenMode::Monitor { owner, write, loc } = &mut c.mode {
+        if let OpenMode::Monitor {
+            owner,
+            sid,
+            write,
+            loc,
+        } = &mut c.mode
+        {
             if *owner != 0 {
-                let (o, w, l) = (*owner, *write, *loc);
+                let (o, s, w, l) = (*owner, *sid, *write, *loc);
                 *owner = 0;
-                self.plain_state(o, l, w);
+                self.plain_state(o, s, l, w);
             }
         }
     }

@@ -124,9 +124,9 @@ impl Cx<'_> {
         id
     }
 
-    pub(super) fn plain_state(&mut self, obj: u64, loc: u32, write: bool) {
+    /// A read or write of a collection's `$state` (`sid`: `CLASS.$state`).
+    pub(super) fn plain_state(&mut self, obj: u64, sid: u32, loc: u32, write: bool) {
         self.implicit_branch(obj, false, loc);
-        let sid = self.fixed_static("$state");
         let v = self.field_var(obj, sid);
         let k = if write { Kind::Write } else { Kind::Read };
         self.emit(k, v, loc, None, false);

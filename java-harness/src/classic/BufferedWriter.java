@@ -16,8 +16,6 @@ package classic;
 //   only inside the monitor
 // NORACE: classic.BufferedWriter.flushes
 //   only inside the monitor
-// NORACE: $state
-//   the sink is appended to inside the monitor and read by main after join
 public class BufferedWriter {
     static final char[] buf = new char[16];
     static int pos;

@@ -25,7 +25,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 //   counted inside synchronized (statsLock)
 // NORACE: classic.FtpServer.retrieved
 //   counted inside synchronized (statsLock), read by main after join
-// NORACE: $state
+// NORACE: java.util.HashMap.$state
 //   the file table is filled before the workers start and only read afterwards
 public class FtpServer {
     static final class Request {

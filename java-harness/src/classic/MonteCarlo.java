@@ -11,7 +11,7 @@ import java.util.List;
 //   main glances at the progress counter between starting and joining the workers,
 //   without the lock the workers increment it under: unordered in every schedule (the
 //   workers' own increments exclude each other)
-// NORACE: $state
+// NORACE: java.util.ArrayList.$state
 //   the result list is appended to inside synchronized (results) and read by main after
 //   join
 // NORACE: classic.MonteCarlo.volatility

@@ -6,19 +6,21 @@ import java.util.List;
 import java.util.Map;
 
 // Family: java.util collections (not thread-safe). Calls on them are recorded as reads and
-// writes of the object's abstract state `$state`, whose static name is `$state`: their
-// races are told apart by location.
+// writes of the object's abstract state `$state`, whose static name is `CLASS.$state`
+// (`java.util.ArrayList.$state`): their races are told apart by location.
 //
-// RACE: $state @addA @sizeB
+// RACE: java.util.ArrayList.$state @addA @sizeB
 //   worker A adds to `racy` while worker B asks for its size, no lock
-// RACE: $state @putA @putB
+// RACE: java.util.HashMap.$state @putA @putB
 //   both workers put into `racyMap`
-// NORACE: $state @guardedAdd @guardedGet
+// NORACE: java.util.ArrayList.$state @guardedAdd @guardedGet
 //   `guarded` is only used inside synchronized (lock)
-// NORACE: $state @sharedGetA @sharedGetB
+// NORACE: java.util.HashMap.$state @sharedGetA @sharedGetB
 //   `config` is filled by main before start() and only read (get) by the workers
-// NORACE: $state @mainAfter
+// NORACE: java.util.ArrayList.$state @mainAfter
 //   main reads the lists after join
+// NORACE: java.util.HashMap.$state @mainAfter
+//   and the map
 public class UtilCollections {
     static final Object lock = new Object();
     static final List<Integer> racy = new ArrayList<>();

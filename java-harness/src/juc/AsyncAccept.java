@@ -17,7 +17,7 @@ import java.util.concurrent.CountDownLatch;
 // RACE: juc.AsyncAccept.late @lateH @lateM
 //   the handler writes `late` after counting down; main reads it right after await() (the
 //   client is a plain blocking Socket, which shares nothing with the channel group)
-// NORACE: $state @fill @size
+// NORACE: java.util.ArrayList.$state @fill @size
 //   main adds to `names` before accept(); the handler reads its size
 // NORACE: juc.AsyncAccept.seen
 //   written by the handler before countDown(), read by main after await()

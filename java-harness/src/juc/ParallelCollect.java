@@ -14,7 +14,7 @@ import java.util.stream.IntStream;
 //   stream writes it too. Not required of mcm: it sees pairs within one window (10,000
 //   events), and the fork/join traffic between the two writes varies from run to run
 //   (over 11,000 events in 1 of 20 recordings even with a 64-element stream).
-// NORACE: $state @accumulate @combine
+// NORACE: java.util.ArrayList.$state @accumulate @combine
 //   a list is filled by one worker, then merged into by the combiner after that worker's
 //   part completed (on whichever thread completes last)
 public class ParallelCollect {

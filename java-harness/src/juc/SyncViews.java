@@ -13,14 +13,14 @@ import java.util.Map;
 // Iterator.remove() on a plain ArrayList that another thread reads. These are races on
 // the collections' state, which the JDK code itself never shows (it is not traced).
 //
-// RACE: $state @putW @iterR
+// RACE: java.util.HashMap.$state @putW @iterR
 //   the writer puts into the synchronized map (inside its monitor); the reader iterates
 //   its key set (taken before the threads start) without holding it
-// RACE: $state @add1 @add2
+// RACE: java.util.ArrayList.$state @add1 @add2
 //   two threads add to one ArrayList through two different synchronizedList wrappers
-// RACE: $state @itRemove @sizeR
+// RACE: java.util.ArrayList.$state @itRemove @sizeR
 //   one thread removes through an iterator of a plain ArrayList, another reads its size
-// NORACE: $state @guardedIter @guardedPut
+// NORACE: java.util.HashMap.$state @guardedIter @guardedPut
 //   the same map iterated and written while holding its monitor (the wrapper itself)
 public class SyncViews {
     static final Map<Integer, Integer> map = Collections.synchronizedMap(new HashMap<>());
