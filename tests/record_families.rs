@@ -105,6 +105,7 @@ families! {
     family_var_handles => "VarHandles",
     family_completable_futures => "CompletableFutures",
     family_interrupts => "Interrupts",
+    family_shutdown_hooks => "ShutdownHooks",
 }
 
 #[test]

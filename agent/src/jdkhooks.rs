@@ -19,6 +19,12 @@
 //! | `CompletableFuture.AsyncSupply/AsyncRun.run()`    | `before(this, TaskStart)`| vread `this.$task` |
 //! | `Timer.sched(TimerTask t, long, long)`            | `before(t, TaskSubmit)`  | vwrite `t.$task` (the task's own `run()` reads it through its `tenter` hook) |
 //! | `VirtualThread.start(ThreadContainer)` (JDK 21+)  | `before(this, Start)`    | fork of the virtual thread ([`crate::vthreads`]) |
+//! | `Shutdown.shutdown()` (static)                    | `before(null, VmShutdown)` | joins of every ended non-daemon thread |
+//!
+//! The JVM runs `Shutdown.shutdown()` in its `DestroyJavaVM` thread once the last
+//! non-daemon thread has ended; the shutdown hooks it then starts
+//! (`ApplicationShutdownHooks`, a JDK-sync class, see [`crate::jdksync`]) are forked from
+//! there, so what the program's threads did is ordered before them.
 //!
 //! and at the program's call sites every call on a `Future` (`FutureTask`,
 //! `CompletableFuture`, `ForkJoinTask`) is a read-modify-write of its `$done` before the
@@ -51,7 +57,11 @@ pub const HOOKED: &[&str] = &[
     "java/util/concurrent/CompletableFuture$AsyncRun",
     "java/util/Timer",
     "java/lang/VirtualThread",
+    "java/lang/Shutdown",
 ];
+
+/// [`hook_for`]'s local for a hook that passes `null` (a static method's).
+const NULL: u8 = u8::MAX;
 
 const TASK: &str = "Ljava/util/concurrent/ForkJoinTask;";
 
@@ -124,6 +134,7 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str)> {
         {
             Some((0, "$threadStart"))
         }
+        ("java/lang/Shutdown", "shutdown") if desc == "()V" => Some((NULL, "$vmShutdown")),
         _ => None,
     }
 }
@@ -151,6 +162,7 @@ pub fn hook_class(
             continue;
         };
         if cf.methods[mi].access_flags & 0x0008 != 0 && local == 0 {
+            // A static method has no `this`.
             continue;
         }
         let Some(code) = cf.methods[mi].code() else {
@@ -193,8 +205,13 @@ pub fn hook_class(
             .constant_pool
             .add_methodref("jrace/rt/R", "before", "(Ljava/lang/Object;I)V")
             .map_err(|e| e.to_string())?;
+        let object = if local == NULL {
+            Insn::new(op::ACONST_NULL)
+        } else {
+            Insn::new(op::ALOAD_0 + local)
+        };
         let seq = [
-            Insn::new(op::ALOAD_0 + local),
+            object,
             push_site,
             Insn::with(op::INVOKESTATIC, Arg::Cp(hook)),
         ];

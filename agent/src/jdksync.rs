@@ -35,6 +35,8 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
         || name == "java/lang/invoke/DirectMethodHandle$Holder"
         || name.starts_with("sun/nio/ch/")
         || name.starts_with("java/util/Collections$Synchronized")
+        // Starts and joins the shutdown hooks (see crate::jdkhooks, `Shutdown`).
+        || name == "java/lang/ApplicationShutdownHooks"
         || matches!(
             name,
             "java/util/Vector" | "java/util/Stack" | "java/util/Hashtable"

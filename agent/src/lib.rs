@@ -156,6 +156,7 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     let mut cb: jvmtiEventCallbacks = std::mem::zeroed();
     cb.VMInit = Some(vm_init);
     cb.VMDeath = Some(vm_death);
+    cb.ThreadStart = Some(thread_start);
     cb.ThreadEnd = Some(thread_end);
     cb.ClassFileLoadHook = Some(class_file_load_hook);
     cb.GarbageCollectionStart = Some(gc_start);
@@ -181,6 +182,7 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     for ev in [
         jvmtiEvent_JVMTI_EVENT_VM_INIT,
         jvmtiEvent_JVMTI_EVENT_VM_DEATH,
+        jvmtiEvent_JVMTI_EVENT_THREAD_START,
         jvmtiEvent_JVMTI_EVENT_THREAD_END,
         jvmtiEvent_JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
     ]
@@ -419,6 +421,10 @@ unsafe extern "C" fn gc_start(_jv: *mut jvmtiEnv) {
 
 unsafe extern "C" fn gc_finish(_jv: *mut jvmtiEnv) {
     runtime::gc_finish();
+}
+
+unsafe extern "C" fn thread_start(_jv: *mut jvmtiEnv, _env: *mut JNIEnv, _thread: jthread) {
+    runtime::thread_start();
 }
 
 unsafe extern "C" fn thread_end(_jv: *mut jvmtiEnv, _env: *mut JNIEnv, _thread: jthread) {

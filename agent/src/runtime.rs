@@ -73,7 +73,7 @@ mod resolve;
 mod sync;
 pub use barrier::{BpStats, DEFAULT_BUDGET as BP_DEFAULT_BUDGET};
 use hooks::*;
-pub use hooks::{thread_end, vthread_ended, vthread_mounted, vthread_unmounting};
+pub use hooks::{thread_end, thread_start, vthread_ended, vthread_mounted, vthread_unmounting};
 use models::{ClassModel, Ret, When};
 pub use natives::register_natives;
 use natives::*;
@@ -142,6 +142,9 @@ enum CallOp {
     TaskSubmit,
     TaskStart,
     TaskEnd,
+    /// The JVM's shutdown after the last non-daemon thread ended (`Shutdown.shutdown`,
+    /// from the JDK hooks): the thread that runs it joins every ended non-daemon thread.
+    VmShutdown,
     /// Anything else: what it means depends on the receiver's class ([`models`]).
     Library,
 }
@@ -293,6 +296,8 @@ struct Names {
     threads: FxHashMap<i64, u32>,
     thread_names: FxHashSet<String>,
     forked: FxHashSet<u32>,
+    /// Non-daemon threads whose end is recorded (joined by [`CallOp::VmShutdown`]).
+    ended: Vec<u32>,
     /// Classes (static id of their marker) with an instrumented `<clinit>`.
     clinit_classes: FxHashSet<u32>,
     /// ... whose `<clinit>` has completed.
@@ -524,6 +529,8 @@ fn intern_static(a: &Agent, n: &mut Names, name: &str) -> u32 {
 
 pub struct ThreadState {
     tid: u32,
+    /// A daemon thread (the JVM does not wait for it to end).
+    daemon: bool,
     log: Option<ThreadLog>,
     last: u64,
     /// Monitors and locks held: object -> (re-entrancy count, lock id).

@@ -139,6 +139,7 @@ pub(super) unsafe fn new_thread_state(
     };
     let mut t = ThreadState {
         tid,
+        daemon: daemon != 0,
         log: Some(log),
         last: 0,
         held: FxHashMap::default(),
@@ -247,6 +248,16 @@ pub(super) unsafe fn thread_id(
     Some(t)
 }
 
+/// ThreadStart: a new Java thread on this native thread (the launcher's thread detaches
+/// `main` and attaches `DestroyJavaVM`, which runs the shutdown hooks): it records anew.
+pub fn thread_start() {
+    let _ = TLS.try_with(|tls| {
+        if tls.carrier.borrow().is_none() && tls.state.get().is_null() {
+            tls.done.set(false);
+        }
+    });
+}
+
 /// ThreadEnd: records `end` and seals the thread's log.
 pub fn thread_end() {
     let Some(a) = AGENT.get() else { return };
@@ -280,6 +291,9 @@ pub fn thread_end() {
             if !a.stopped.load(Ordering::SeqCst) {
                 cx.bp_close_to(0, 0);
                 cx.emit(Kind::End, 0, 0, None, true);
+                if !cx.t.daemon {
+                    lock(&a.names).ended.push(cx.t.tid);
+                }
             }
             if let Some(log) = g.log.take() {
                 if let Err(e) = log.finish() {

@@ -94,6 +94,7 @@ pub(super) fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             ("$taskSubmit", _) => CallOp::TaskSubmit,
             ("$taskStart", _) => CallOp::TaskStart,
             ("$taskEnd", _) => CallOp::TaskEnd,
+            ("$vmShutdown", _) => CallOp::VmShutdown,
             _ => CallOp::Library,
         }),
         _ => Resolved::Other,

@@ -141,10 +141,16 @@ impl Cx<'_> {
         let Resolved::Call(op) = self.resolve(e) else {
             return;
         };
+        let loc = e.loc;
+        if op == CallOp::VmShutdown {
+            if matches!(when, When::Before) {
+                self.vm_shutdown(loc);
+            }
+            return;
+        }
         if o.is_null() {
             return;
         }
-        let loc = e.loc;
         if let SiteKind::Call { via: Some(v), .. } = &e.site.kind {
             // `lock.lock()`: a lock first taken here is named by the field.
             self.lock_via = LockVia::Named(v);
@@ -236,6 +242,24 @@ impl Cx<'_> {
         };
         if lock(&self.a.names).forked.insert(child) {
             self.emit(Kind::Fork, child, loc, None, true);
+        }
+    }
+
+    /// The JVM shuts down after its last non-daemon thread ended (JLS 12.8): this thread
+    /// (`DestroyJavaVM`) comes after every non-daemon thread's end, and starts the shutdown
+    /// hooks. It is itself never joined: the JVM ends under it by design, so it counts as
+    /// a daemon (a trace is not cut by it).
+    pub(super) fn vm_shutdown(&mut self, loc: u32) {
+        let a = self.a;
+        a.io(a
+            .writer
+            .set_meta(&jrace_trace::binlog::meta_daemon(self.t.tid), "1"));
+        self.t.daemon = true;
+        let ended = lock(&a.names).ended.clone();
+        for t in ended {
+            if t != self.t.tid {
+                self.emit(Kind::Join, t, loc, None, true);
+            }
         }
     }
 
