@@ -645,3 +645,28 @@ fn html_report_lists_every_race_and_runs_in_a_browser() {
     );
     assert_eq!(html.matches("<iframe title=\"witness of race").count(), 3);
 }
+
+/// A recording of java-harness's stress.RwLocks (three threads contending on a
+/// ReentrantReadWriteLock and a StampedLock, one plain race), kept in
+/// tests/fixtures/said/: said's queries on whole 10,000-event windows of it all timed out
+/// (0 races, 1 undecided, a minute); on pair-centered query windows it finds the race
+/// mcm finds, with nothing undecided.
+#[test]
+fn said_decides_contended_read_write_locks() {
+    let trace = common::root().join("tests/fixtures/said/rwlocks");
+    let doc = analyze_json(&trace, "said,mcm");
+    for d in doc["detectors"].as_array().unwrap() {
+        assert_eq!(d["unknown"], 0, "{d}");
+        assert_eq!(d["races"], 1, "{d}");
+    }
+    let races = doc["races"].as_array().unwrap();
+    assert_eq!(races.len(), 1, "{races:?}");
+    assert_eq!(races[0]["variable"], "stress.RwLocks.racy", "{races:?}");
+    let by: Vec<&str> = races[0]["detectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert_eq!(by, ["said", "mcm"]);
+}

@@ -26,7 +26,7 @@
 //! than in P; a lock region entered before another one in P ends in P, and that
 //! release is in S by (2).
 //!
-//! **Query windows.** Inside a window, each mcm query only sees the pair-centered part
+//! **Query windows.** Inside a window, each query (mcm, rdit, said) only sees the pair-centered part
 //! `[first − margin, second + margin]` ([`driver::Options::margin`], 1,000 events);
 //! the window's events before it join its fixed past. This bounds the query size on
 //! long windows (z3 time grows about quadratically with it). Reads whose value cannot

@@ -18,10 +18,12 @@
 //!   after which the window cannot complete (a deadlock or a lost notification: V5,
 //!   V11). On every trace `said ⊆ mcm` (tests/prop_mcm.rs).
 //!
-//! The window's constraints are built once and asserted in a base scope; each pair is a
-//! `push`/`check`/`pop` (Said's "retractable assertions"). Queries are not sliced: the
-//! whole window must stay completable, which is what makes said slower than mcm on
-//! large windows.
+//! A query's window is the pair-centered part of the window mcm uses too (1,000 events
+//! either side, the events before it fixed as recorded). Its constraints are asserted in
+//! a base scope (shared by the queries that span a whole window); each pair is a
+//! `push`/`check`/`pop` (Said's "retractable assertions"). Queries are not sliced
+//! further: the whole query window must stay completable, which is what makes said
+//! slower than mcm.
 
 use crate::causal::{CausalDetector, Options, Policy};
 
