@@ -106,6 +106,7 @@ families! {
     family_completable_futures => "CompletableFutures",
     family_interrupts => "Interrupts",
     family_shutdown_hooks => "ShutdownHooks",
+    family_cleaners => "Cleaners",
 }
 
 #[test]
