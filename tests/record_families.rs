@@ -107,6 +107,7 @@ families! {
     family_interrupts => "Interrupts",
     family_shutdown_hooks => "ShutdownHooks",
     family_cleaners => "Cleaners",
+    family_pipes => "Pipes",
 }
 
 #[test]

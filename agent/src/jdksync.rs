@@ -40,6 +40,9 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
         // java.lang.ref.Cleaner: registering a cleaning action and running it pass the
         // action through a list under a monitor (PhantomCleanable).
         || name.starts_with("jdk/internal/ref/")
+        // Pipes: the bytes a thread writes reach the reader through a buffer under the
+        // input side's monitor, with wait/notify.
+        || name.starts_with("java/io/Piped")
         || matches!(
             name,
             "java/util/Vector" | "java/util/Stack" | "java/util/Hashtable"
