@@ -43,6 +43,9 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
         // Pipes: the bytes a thread writes reach the reader through a buffer under the
         // input side's monitor, with wait/notify.
         || name.starts_with("java/io/Piped")
+        // Its methods are synchronized: a thread that sees another's append comes after
+        // it (+0.1% events on the H2 and Derby JDBC workloads).
+        || name == "java/lang/StringBuffer"
         || matches!(
             name,
             "java/util/Vector" | "java/util/Stack" | "java/util/Hashtable"
