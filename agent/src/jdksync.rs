@@ -37,6 +37,9 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
         || name.starts_with("java/util/Collections$Synchronized")
         // Starts and joins the shutdown hooks (see crate::jdkhooks, `Shutdown`).
         || name == "java/lang/ApplicationShutdownHooks"
+        // JDK 21+'s thread builders start the threads they build (`Thread.ofPlatform()
+        // .start(r)`): their `start()` calls are forks.
+        || name.starts_with("java/lang/ThreadBuilders")
         // java.lang.ref.Cleaner: registering a cleaning action and running it pass the
         // action through a list under a monitor (PhantomCleanable).
         || name.starts_with("jdk/internal/ref/")

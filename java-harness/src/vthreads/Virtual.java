@@ -26,13 +26,15 @@ import java.util.concurrent.locks.ReentrantLock;
 //   written by tasks of a thread-per-task executor, read after their futures
 // NORACE: vthreads.Virtual.waited
 //   set before notifyAll, read after wait() saw the flag, both virtual threads
+// NORACE: vthreads.Virtual.viaBuilder
+//   written by main, read by a platform thread started by Thread.ofPlatform().start(r)
 // RACE: vthreads.Virtual.unguarded @unguarded @unguarded
 //   incremented by several virtual threads with no synchronization
 public class Virtual {
     static final class Own { int v; }
     static final class Cell { int n; }
 
-    static int started, locked, juLocked, pooled, waited, unguarded;
+    static int started, locked, juLocked, pooled, waited, unguarded, viaBuilder;
     static boolean ready;
 
     static Thread startVirtual(Runnable r) throws Exception {
@@ -55,6 +57,12 @@ public class Virtual {
             System.out.println("no virtual threads on this JDK");
             return;
         }
+        viaBuilder = 5;
+        Object builder = Thread.class.getMethod("ofPlatform").invoke(null);
+        Thread platform = (Thread) Class.forName("java.lang.Thread$Builder")
+                .getMethod("start", Runnable.class)
+                .invoke(builder, (Runnable) () -> sum(viaBuilder));
+        platform.join();
         Thread first = startVirtual(() -> { started = 1; });
         first.join();
         int sum = started;
