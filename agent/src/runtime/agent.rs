@@ -117,6 +117,14 @@ impl Agent {
         id
     }
 
+    /// Notes in the metadata that thread `tid` is a daemon: the JVM may end while it runs
+    /// without the trace being cut.
+    pub(super) fn mark_daemon(&self, tid: u32) {
+        self.io(self
+            .writer
+            .set_meta(&jrace_trace::binlog::meta_daemon(tid), "1"));
+    }
+
     /// A metadata write that failed stops recording: later events could name what it
     /// did not record.
     pub(super) fn io(&self, r: std::io::Result<()>) {

@@ -121,9 +121,7 @@ pub(super) unsafe fn new_thread_state(
     if jni!(env, ExceptionCheck) != 0 {
         jni!(env, ExceptionClear);
     } else if daemon != 0 {
-        a.io(a
-            .writer
-            .set_meta(&jrace_trace::binlog::meta_daemon(tid), "1"));
+        a.mark_daemon(tid);
     }
     jni!(env, DeleteLocalRef, me);
     let log = match a.writer.thread_log(tid) {
@@ -332,12 +330,9 @@ pub unsafe fn vthread_mounted(jv: *mut jvmtiEnv, vthread: jthread) {
         let parked = take_parked(jv, vthread);
         let _ = TLS.try_with(|tls| {
             let current = tls.take_logical();
-            let mut carrier = tls.carrier.borrow_mut();
-            if carrier.is_none() {
-                *carrier = Some(current);
-            }
-            // (else an unmount went unreported: the context in place was that thread's.)
-            drop(carrier);
+            // (Already set: an unmount went unreported; the context in place was that
+            // virtual thread's, and is dropped.)
+            tls.carrier.borrow_mut().get_or_insert(current);
             tls.put_logical(parked.map(|b| *b).unwrap_or_default());
         });
     }));

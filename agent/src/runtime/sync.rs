@@ -251,9 +251,7 @@ impl Cx<'_> {
     /// a daemon (a trace is not cut by it).
     pub(super) fn vm_shutdown(&mut self, loc: u32) {
         let a = self.a;
-        a.io(a
-            .writer
-            .set_meta(&jrace_trace::binlog::meta_daemon(self.t.tid), "1"));
+        a.mark_daemon(self.t.tid);
         self.t.daemon = true;
         let ended = lock(&a.names).ended.clone();
         for t in ended {

@@ -480,10 +480,8 @@ fn solve_window(
         return;
     }
     let (build_ns, solve_ns) = (AtomicU64::new(0), AtomicU64::new(0));
-    let t0 = std::time::Instant::now();
     // said's base for the whole window, built when a query first spans it.
     let whole_base: std::sync::OnceLock<Constraints> = std::sync::OnceLock::new();
-    build_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     let base_id = NEXT_BASE.fetch_add(1, Ordering::Relaxed);
     let mut round = 0usize;
     let mut open: Vec<bool> = vec![true; buckets.len()];
@@ -515,9 +513,8 @@ fn solve_window(
                 let t0 = std::time::Instant::now();
                 // The pair-centered window of this query.
                 let (lo, hi) = (w.global(a.min(b)), w.global(a.max(b)));
-                let margin = opts.margin;
-                let s0 = lo.saturating_sub(margin).max(w.start);
-                let e0 = hi.saturating_add(1 + margin).min(w.end);
+                let s0 = lo.saturating_sub(opts.margin).max(w.start);
+                let e0 = hi.saturating_add(1 + opts.margin).min(w.end);
                 let owned;
                 let (sw, sa, sb) = if s0 == w.start && e0 == w.end {
                     (w, a, b)
@@ -554,6 +551,7 @@ fn solve_window(
                                 own = said_base(sw);
                                 (NEXT_BASE.fetch_add(1, Ordering::Relaxed), &own)
                             };
+                            build_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
                             with_solver(opts.timeout_ms, Some(base), |z| {
                                 let t0 = std::time::Instant::now();
                                 let members = &base.1.events;
