@@ -108,6 +108,7 @@ families! {
     family_shutdown_hooks => "ShutdownHooks",
     family_cleaners => "Cleaners",
     family_pipes => "Pipes",
+    family_sockets => "Sockets",
 }
 
 #[test]

@@ -20,6 +20,18 @@
 //! | `Timer.sched(TimerTask t, long, long)`            | `before(t, TaskSubmit)`  | vwrite `t.$task` (the task's own `run()` reads it through its `tenter` hook) |
 //! | `VirtualThread.start(ThreadContainer)` (JDK 21+)  | `before(this, Start)`    | fork of the virtual thread ([`crate::vthreads`]) |
 //! | `Shutdown.shutdown()` (static)                    | `before(null, VmShutdown)` | joins of every ended non-daemon thread |
+//! | `NioSocketImpl.write`/`close`/`shutdownOutput`, `SocketChannelImpl.write`/`blockingWriteFully`/`shutdownOutput`/`implCloseSelectableChannel` | `before(this, StreamSend)` | vwrite of the connection direction's `$tcp` variable |
+//! | `NioSocketImpl.read`, `SocketChannelImpl.read`/`blockingRead` (at each return) | `before(this, StreamReceive)` | vread of the opposite direction's `$tcp` variable |
+//!
+//! Two threads of one JVM that talk over a TCP connection (an in-process server and its
+//! client) are ordered by the kernel: what the sender did before sending comes before
+//! what the receiver does after the bytes arrived. A direction of a connection is named
+//! by its ports, `$tcp:SRC->DST` (the sender's local and remote port, the receiver's
+//! remote and local one), so both ends find the same variable without sharing an object.
+//! The receiver's read is of the latest send on that direction, which may be later than
+//! the send whose bytes it got: that orders more than the kernel did (a race can be
+//! missed), never less (no false race). Connections to other processes only add
+//! variables nobody else writes.
 //!
 //! The JVM runs `Shutdown.shutdown()` in its `DestroyJavaVM` thread once the last
 //! non-daemon thread has ended; the shutdown hooks it then starts
@@ -58,7 +70,18 @@ pub const HOOKED: &[&str] = &[
     "java/util/Timer",
     "java/lang/VirtualThread",
     "java/lang/Shutdown",
+    "sun/nio/ch/NioSocketImpl",
+    "sun/nio/ch/SocketChannelImpl",
 ];
+
+/// Where in the method a hook runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum At {
+    /// On entry.
+    Entry,
+    /// Before each normal return (not when the method throws).
+    Exit,
+}
 
 /// [`hook_for`]'s local for a hook that passes `null` (a static method's).
 const NULL: u8 = u8::MAX;
@@ -69,31 +92,40 @@ const TASK: &str = "Ljava/util/concurrent/ForkJoinTask;";
 /// call name the runtime sees). Matched by name and descriptor shape, so that the JDK
 /// versions' small differences (JDK 17's `lockedPush(task)` and `push(task, pool)`,
 /// JDK 21's `push(task, pool, internal)`, ...) are all covered.
-fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str)> {
+fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At)> {
+    if let Some(exit) = socket_hook(class, name, desc) {
+        let call = if exit {
+            "$streamReceive"
+        } else {
+            "$streamSend"
+        };
+        return Some((0, call, if exit { At::Exit } else { At::Entry }));
+    }
+    let entry = |(local, call)| Some((local, call, At::Entry));
     match (class, name) {
         ("java/util/concurrent/ThreadPoolExecutor", "execute")
             if desc == "(Ljava/lang/Runnable;)V" =>
         {
-            Some((1, "$taskSubmit"))
+            entry((1, "$taskSubmit"))
         }
         ("java/util/concurrent/ThreadPoolExecutor", "beforeExecute")
             if desc == "(Ljava/lang/Thread;Ljava/lang/Runnable;)V" =>
         {
-            Some((2, "$taskStart"))
+            entry((2, "$taskStart"))
         }
         ("java/util/concurrent/ThreadPoolExecutor", "afterExecute")
             if desc == "(Ljava/lang/Runnable;Ljava/lang/Throwable;)V" =>
         {
-            Some((0, "$taskEnd"))
+            entry((0, "$taskEnd"))
         }
-        ("java/util/concurrent/FutureTask", "set" | "setException") => Some((0, "$taskEnd")),
+        ("java/util/concurrent/FutureTask", "set" | "setException") => entry((0, "$taskEnd")),
         // A fork/join task runs in doExec and completes in setDone or when it records an
         // exception or a cancellation.
-        ("java/util/concurrent/ForkJoinTask", "doExec") => Some((0, "$taskStart")),
+        ("java/util/concurrent/ForkJoinTask", "doExec") => entry((0, "$taskStart")),
         (
             "java/util/concurrent/ForkJoinTask",
             "setDone" | "trySetException" | "trySetThrown" | "trySetCancelled",
-        ) => Some((0, "$taskEnd")),
+        ) => entry((0, "$taskEnd")),
         // Every submission (fork, external submit, CompletableFuture's async tasks) ends in
         // a push onto some work queue.
         ("java/util/concurrent/ForkJoinPool$WorkQueue", n)
@@ -101,40 +133,65 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str)> {
                 && !n.to_ascii_lowercase().contains("unpush")
                 && desc.starts_with(&format!("({TASK}")) =>
         {
-            Some((1, "$taskSubmit"))
+            entry((1, "$taskSubmit"))
         }
         // With fewer than two CPUs for the common pool, CompletableFuture starts one thread
         // per async task, which runs the task's run() directly.
         ("java/util/concurrent/CompletableFuture$ThreadPerTaskExecutor", "execute")
             if desc == "(Ljava/lang/Runnable;)V" =>
         {
-            Some((1, "$taskSubmit"))
+            entry((1, "$taskSubmit"))
         }
         (
             "java/util/concurrent/CompletableFuture$AsyncSupply"
             | "java/util/concurrent/CompletableFuture$AsyncRun",
             "run",
-        ) if desc == "()V" => Some((0, "$taskStart")),
+        ) if desc == "()V" => entry((0, "$taskStart")),
         // Every way a CompletableFuture gets its result.
         ("java/util/concurrent/CompletableFuture", n)
             if n.starts_with("complete") && n != "completeAsync" && n != "completeOnTimeout"
                 || n == "internalComplete" =>
         {
-            Some((0, "$taskEnd"))
+            entry((0, "$taskEnd"))
         }
         // java.util.Timer: every schedule* ends in sched(task, time, period); the timer
         // thread then calls the task's run(), whose `tenter` hook reads `$task`.
         ("java/util/Timer", "sched") if desc == "(Ljava/util/TimerTask;JJ)V" => {
-            Some((1, "$taskSubmit"))
+            entry((1, "$taskSubmit"))
         }
         // Every virtual thread start (builders, executors, Thread.startVirtualThread) ends
         // here, in the starting thread.
         ("java/lang/VirtualThread", "start")
             if desc.starts_with("(Ljdk/internal/vm/ThreadContainer;)") =>
         {
-            Some((0, "$threadStart"))
+            entry((0, "$threadStart"))
         }
-        ("java/lang/Shutdown", "shutdown") if desc == "()V" => Some((NULL, "$vmShutdown")),
+        ("java/lang/Shutdown", "shutdown") if desc == "()V" => entry((NULL, "$vmShutdown")),
+        _ => None,
+    }
+}
+
+/// A TCP connection's byte stream orders what a thread did before sending before what the
+/// thread that received the bytes does next (an in-process server and its client): `Some(false)`
+/// for a method that sends (hooked on entry: before the bytes can arrive; closing and
+/// shutting the output down count, since the peer then reads the end of the stream),
+/// `Some(true)` for one that received (hooked at its returns). `java.net.Socket`'s streams
+/// end in `NioSocketImpl` (JDK 13+), socket channels and their socket adaptors in
+/// `SocketChannelImpl`.
+fn socket_hook(class: &str, name: &str, desc: &str) -> Option<bool> {
+    match (class, name) {
+        ("sun/nio/ch/NioSocketImpl", "read") if desc == "([BII)I" => Some(true),
+        ("sun/nio/ch/NioSocketImpl", "write") if desc == "([BII)V" => Some(false),
+        ("sun/nio/ch/NioSocketImpl", "close" | "shutdownOutput") if desc == "()V" => Some(false),
+        ("sun/nio/ch/SocketChannelImpl", "read" | "blockingRead") if !desc.ends_with(")V") => {
+            Some(true)
+        }
+        ("sun/nio/ch/SocketChannelImpl", "write" | "blockingWriteFully" | "shutdownOutput") => {
+            Some(false)
+        }
+        ("sun/nio/ch/SocketChannelImpl", "implCloseSelectableChannel") if desc == "()V" => {
+            Some(false)
+        }
         _ => None,
     }
 }
@@ -158,7 +215,7 @@ pub fn hook_class(
             cf.method_name(&cf.methods[mi]),
             cf.method_descriptor(&cf.methods[mi]),
         );
-        let Some((local, call)) = hook_for(name, &mname, &mdesc) else {
+        let Some((local, call, at)) = hook_for(name, &mname, &mdesc) else {
             continue;
         };
         if cf.methods[mi].access_flags & 0x0008 != 0 && local == 0 {
@@ -215,7 +272,17 @@ pub fn hook_class(
             push_site,
             Insn::with(op::INVOKESTATIC, Arg::Cp(hook)),
         ];
-        ed.insert_before(0, &seq, 2).map_err(|e| e.to_string())?;
+        match at {
+            At::Entry => ed.insert_before(0, &seq, 2).map_err(|e| e.to_string())?,
+            At::Exit => {
+                let returns: Vec<usize> = (0..ed.len())
+                    .filter(|&i| (op::IRETURN..=op::RETURN).contains(&ed.instructions()[i].1.op))
+                    .collect();
+                for i in returns {
+                    ed.insert_before(i, &seq, 2).map_err(|e| e.to_string())?;
+                }
+            }
+        }
         ed.apply(&mut cf, mi).map_err(|e| e.to_string())?;
         changed = true;
     }

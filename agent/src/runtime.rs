@@ -68,6 +68,7 @@ mod hooks;
 mod identity;
 mod models;
 mod natives;
+mod net;
 mod ordered;
 mod resolve;
 mod sync;
@@ -145,6 +146,9 @@ enum CallOp {
     /// The JVM's shutdown after the last non-daemon thread ended (`Shutdown.shutdown`,
     /// from the JDK hooks): the thread that runs it joins every ended non-daemon thread.
     VmShutdown,
+    /// A TCP socket about to send (or close), and one that received (jdkhooks.rs).
+    StreamSend,
+    StreamReceive,
     /// Anything else: what it means depends on the receiver's class ([`models`]).
     Library,
 }
@@ -419,6 +423,7 @@ pub struct Agent {
     /// Bytes of all logs, as last reported by their threads (for `max_mb`).
     bytes: AtomicU64,
     java: OnceLock<Java>,
+    net: net::NetIds,
     /// Per-thread caches from object address to id are used (see [`GC_EPOCH`]).
     pub address_cache: AtomicBool,
     /// The JVM sends garbage-collection start/finish events (a prerequisite of the cache).

@@ -46,6 +46,7 @@ impl Agent {
             frames: Mutex::new(FxHashMap::default()),
             bytes: AtomicU64::new(0),
             java: OnceLock::new(),
+            net: super::net::NetIds::new(),
             address_cache: AtomicBool::new(false),
             gc_events,
             errors: Mutex::new(errors),

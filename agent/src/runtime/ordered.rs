@@ -505,10 +505,10 @@ impl Agent {
 /// program without a `java.util` super-interface, or a class without a `java.util`
 /// ancestor, cannot).
 fn call_may_be_modelled(a: &Agent, owner: &str, name: &str) -> bool {
-    if owner.starts_with("java/") || owner.starts_with('[') {
+    // `$taskSubmit`, `$streamSend`, ...: the hooks jdkhooks.rs put in JDK classes.
+    if owner.starts_with("java/") || owner.starts_with('[') || name.starts_with('$') {
         return true;
     }
-    let _ = name;
     let classes = lock(&a.classes);
     let mut todo = vec![owner.to_string()];
     let mut seen = FxHashSet::default();

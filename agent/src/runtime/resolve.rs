@@ -95,6 +95,8 @@ pub(super) fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             ("$taskStart", _) => CallOp::TaskStart,
             ("$taskEnd", _) => CallOp::TaskEnd,
             ("$vmShutdown", _) => CallOp::VmShutdown,
+            ("$streamSend", _) => CallOp::StreamSend,
+            ("$streamReceive", _) => CallOp::StreamReceive,
             _ => CallOp::Library,
         }),
         _ => Resolved::Other,

@@ -203,6 +203,11 @@ impl Cx<'_> {
                 let obj = self.obj(o);
                 self.sync_var(obj, "$done", loc, true, true)
             }
+            (CallOp::StreamSend | CallOp::StreamReceive, _) => {
+                if let SiteKind::Call { owner, .. } = &e.site.kind {
+                    self.stream(o, owner, op == CallOp::StreamReceive, loc)
+                }
+            }
             (CallOp::Library, _) => self.library(when, o, site, loc),
             _ => {}
         }
