@@ -1,6 +1,6 @@
-//! Generates the JNI/JVMTI bindings from the JDK's own headers (bindgen; needs libclang,
-//! installed by scripts/setup-deps.sh) and compiles the runtime class `jrace.rt.R`, which
-//! the agent embeds and defines at VM start. Bindings are generated, never committed.
+//! Generates the JVMTI bindings from the JDK's own headers (bindgen; needs libclang,
+//! installed by scripts/setup-deps.sh; the JNI types are the `jni` crate's) and compiles
+//! the runtime class `jrace.rt.R`, which the agent embeds and defines at VM start. Bindings are generated, never committed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -47,8 +47,14 @@ fn main() {
         .header(include.join("jvmti.h").to_string_lossy())
         .clang_arg(format!("-I{}", include.display()))
         .clang_arg(format!("-I{}", include.join("linux").display()))
-        .allowlist_type("jvmti.*|JNI.*|jni.*|_jvmti.*|_jobject|j.*")
-        .allowlist_var("JNI_.*|JVMTI_.*")
+        // JVMTI only: the JNI types it refers to are the `jni` crate's (`jni::sys`), as is
+        // the JNI glue of the agent.
+        .allowlist_type("jvmti.*|_jvmti.*|jthread|jthreadGroup|jlocation|jrawMonitorID|jniNativeInterface")
+        .allowlist_var("JVMTI_.*")
+        .blocklist_type(
+            "JNIEnv|JNIEnv_|JNINativeInterface_|JavaVM|JavaVM_|JNIInvokeInterface_|_jobject|jobject|jclass|jthrowable|jstring|jarray|j[a-z]+Array|jweak|jvalue|_jfieldID|jfieldID|_jmethodID|jmethodID|jint|jlong|jbyte|jboolean|jchar|jshort|jfloat|jdouble|jsize|JNINativeMethod|jobjectRefType|_jobjectType",
+        )
+        .raw_line("pub use jni::sys::*;")
         .derive_default(true)
         .layout_tests(false)
         .generate()

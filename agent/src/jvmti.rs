@@ -1,5 +1,6 @@
-//! JNI and JVMTI, as bindgen generates them from the JDK's headers (agent/build.rs), plus
-//! the two macros that call through their function tables.
+//! JVMTI, as bindgen generates it from the JDK's headers (agent/build.rs), with the JNI
+//! types of the `jni` crate (`jni::sys`, re-exported here), plus the two macros that call
+//! through the function tables.
 #![allow(
     non_upper_case_globals,
     non_camel_case_types,

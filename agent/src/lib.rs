@@ -22,6 +22,7 @@ pub mod hook_abi;
 pub mod instrument;
 pub mod jdkhooks;
 pub mod jdksync;
+pub mod jnienv;
 pub mod jvmti;
 pub mod options;
 pub mod replay;
@@ -219,7 +220,7 @@ unsafe extern "C" fn vm_init(jv: *mut jvmtiEnv, env: *mut JNIEnv, _thread: jthre
                 bytes.len() as jsize
             );
             if c.is_null() {
-                jni!(env, ExceptionClear);
+                crate::jnienv::clear_exception(env);
             }
             c
         };
@@ -327,12 +328,12 @@ unsafe fn let_java_base_read(jv: *mut jvmtiEnv, env: *mut JNIEnv, r: jclass) -> 
         c"()Ljava/lang/Module;".as_ptr()
     );
     if get_module.is_null() {
-        jni!(env, ExceptionClear);
+        crate::jnienv::clear_exception(env);
         return Err("Class.getModule not found".into());
     }
     let r_module = jni!(env, CallObjectMethod, r, get_module);
     if r_module.is_null() {
-        jni!(env, ExceptionClear);
+        crate::jnienv::clear_exception(env);
         return Err("the module of jrace.rt.R is unknown".into());
     }
     let mut base: jobject = std::ptr::null_mut();

@@ -492,11 +492,11 @@ pub unsafe fn replay_wait(env: *mut JNIEnv, obj: jobject, condition: bool) -> bo
     } else {
         jni!(env, CallVoidMethod, obj, java.object_wait, 1 as jlong);
     }
-    if jni!(env, ExceptionCheck) == 0 {
+    let e = jni!(env, ExceptionOccurred);
+    if e.is_null() {
         return true;
     }
-    let e = jni!(env, ExceptionOccurred);
-    jni!(env, ExceptionClear);
+    crate::jnienv::clear_exception(env);
     if jni!(env, IsInstanceOf, e, java.interrupted_exception) != 0 {
         let me = jni!(
             env,
@@ -508,7 +508,7 @@ pub unsafe fn replay_wait(env: *mut JNIEnv, obj: jobject, condition: bool) -> bo
             jni!(env, CallVoidMethod, me, java.thread_interrupt);
             jni!(env, DeleteLocalRef, me);
         }
-        jni!(env, ExceptionClear);
+        crate::jnienv::clear_exception(env);
     }
     jni!(env, DeleteLocalRef, e);
     false

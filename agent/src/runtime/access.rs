@@ -292,8 +292,7 @@ impl Cx<'_> {
             jni!(env, GetArrayLength, src as jarray),
             jni!(env, GetArrayLength, dst as jarray),
         );
-        if jni!(env, ExceptionCheck) != 0 {
-            jni!(env, ExceptionClear);
+        if crate::jnienv::take_exception(env) {
             return;
         }
         if sp as i64 + n as i64 > slen as i64 || dp as i64 + n as i64 > dlen as i64 {
@@ -370,8 +369,7 @@ impl Cx<'_> {
                 "java.lang.Object[]"
             }
         };
-        if jni!(env, ExceptionCheck) != 0 {
-            jni!(env, ExceptionClear);
+        if crate::jnienv::take_exception(env) {
             return;
         }
         let sid = self.fixed_static(name);

@@ -155,7 +155,7 @@ impl Agent {
             let c = CString::new(name).unwrap();
             let k = jni!(env, FindClass, c.as_ptr());
             if k.is_null() {
-                jni!(env, ExceptionClear);
+                crate::jnienv::clear_exception(env);
                 return Err(format!("class {name} not found"));
             }
             Ok(jni!(env, NewGlobalRef, k) as jclass)
@@ -168,7 +168,7 @@ impl Agent {
                 jni!(env, GetMethodID, k, n.as_ptr(), s.as_ptr())
             };
             if m.is_null() {
-                jni!(env, ExceptionClear);
+                crate::jnienv::clear_exception(env);
                 return Err(format!("method {name}{sig} not found"));
             }
             Ok(m)
@@ -177,7 +177,7 @@ impl Agent {
             let (n, s) = (CString::new(name).unwrap(), CString::new(sig).unwrap());
             let f = jni!(env, GetFieldID, k, n.as_ptr(), s.as_ptr());
             if f.is_null() {
-                jni!(env, ExceptionClear);
+                crate::jnienv::clear_exception(env);
             }
             f
         };
@@ -190,7 +190,7 @@ impl Agent {
         )?;
         let unsafe_obj = jni!(env, CallStaticObjectMethod, unsafe_class, get_unsafe);
         if unsafe_obj.is_null() {
-            jni!(env, ExceptionClear);
+            crate::jnienv::clear_exception(env);
             return Err("jdk.internal.misc.Unsafe.getUnsafe() failed".into());
         }
         let unsafe_obj = jni!(env, NewGlobalRef, unsafe_obj);
@@ -218,8 +218,7 @@ impl Agent {
         } else {
             jni!(env, CallIntMethod, unsafe_obj, array_base, int_array) as jlong
         };
-        if jni!(env, ExceptionCheck) != 0 {
-            jni!(env, ExceptionClear);
+        if crate::jnienv::take_exception(env) {
         } else {
             let f = jni!(
                 env,
@@ -229,7 +228,7 @@ impl Agent {
                 c"J".as_ptr()
             );
             if f.is_null() {
-                jni!(env, ExceptionClear);
+                crate::jnienv::clear_exception(env);
             } else {
                 jni!(env, SetStaticLongField, r_class, f, base);
             }
@@ -279,7 +278,7 @@ impl Agent {
                     c"[B".as_ptr()
                 );
                 if f.is_null() {
-                    jni!(env, ExceptionClear);
+                    crate::jnienv::clear_exception(env);
                     return Err("jrace.rt.R.FLAGS not found".into());
                 }
                 f
@@ -311,7 +310,7 @@ impl Agent {
                 c"Z".as_ptr()
             );
             if f.is_null() {
-                jni!(env, ExceptionClear);
+                crate::jnienv::clear_exception(env);
             } else {
                 jni!(env, SetStaticBooleanField, r_class, f, 0);
             }

@@ -306,7 +306,7 @@ impl Cx<'_> {
         }
         let env = self.env;
         if jni!(env, PushLocalFrame, 64) != 0 {
-            jni!(env, ExceptionClear);
+            crate::jnienv::clear_exception(env);
             return;
         }
         let budget = self.a.opts.bp_budget as u64 * SNAPSHOT_BUDGET_FACTOR;
@@ -364,8 +364,7 @@ impl Cx<'_> {
                     spent += n as u64 / 16;
                     for i in 0..n {
                         let c = jni!(env, GetObjectArrayElement, x as jobjectArray, i);
-                        if jni!(env, ExceptionCheck) != 0 {
-                            jni!(env, ExceptionClear);
+                        if crate::jnienv::take_exception(env) {
                             break;
                         }
                         child(self, c, &mut work);
@@ -421,7 +420,7 @@ impl Cx<'_> {
             return Some(out);
         }
         if jni!(env, PushLocalFrame, 64) != 0 {
-            jni!(env, ExceptionClear);
+            crate::jnienv::clear_exception(env);
             return None;
         }
         let mut seen: FxHashSet<u64> = FxHashSet::default();
@@ -478,8 +477,7 @@ impl Cx<'_> {
                     }
                     for i in 0..n {
                         let c = jni!(env, GetObjectArrayElement, o as jobjectArray, i as jsize);
-                        if jni!(env, ExceptionCheck) != 0 {
-                            jni!(env, ExceptionClear);
+                        if crate::jnienv::take_exception(env) {
                             break;
                         }
                         child(self, c, &mut work);

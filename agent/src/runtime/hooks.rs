@@ -105,7 +105,7 @@ pub(super) unsafe fn new_thread_state(
         java.current_thread
     );
     if me.is_null() {
-        jni!(env, ExceptionClear);
+        crate::jnienv::clear_exception(env);
         return None;
     }
     let tid = thread_id(a, java, env, me)?;
@@ -118,8 +118,7 @@ pub(super) unsafe fn new_thread_state(
         java.thread_class,
         java.is_daemon
     );
-    if jni!(env, ExceptionCheck) != 0 {
-        jni!(env, ExceptionClear);
+    if crate::jnienv::take_exception(env) {
     } else if daemon != 0 {
         a.mark_daemon(tid);
     }
@@ -195,8 +194,7 @@ pub(super) unsafe fn thread_id(
         java.thread_class,
         java.get_id
     );
-    if jni!(env, ExceptionCheck) != 0 {
-        jni!(env, ExceptionClear);
+    if crate::jnienv::take_exception(env) {
         return None;
     }
     if let Some(&t) = lock(&a.names).threads.get(&jid) {
@@ -210,8 +208,7 @@ pub(super) unsafe fn thread_id(
         java.get_name
     );
     let mut s = format!("thread-{jid}");
-    if jni!(env, ExceptionCheck) != 0 {
-        jni!(env, ExceptionClear);
+    if crate::jnienv::take_exception(env) {
     } else if !name.is_null() {
         let chars = jni!(
             env,

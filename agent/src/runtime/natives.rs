@@ -394,32 +394,9 @@ pub unsafe fn register_natives(env: *mut JNIEnv, class: jclass) -> Result<(), St
         };
         table.push((h.name, h.desc.to_string(), f));
     }
-    let names: Vec<(CString, CString)> = table
-        .iter()
-        .map(|(n, s, _)| (CString::new(*n).unwrap(), CString::new(s.as_str()).unwrap()))
-        .collect();
-    let methods: Vec<JNINativeMethod> = table
-        .iter()
-        .zip(&names)
-        .map(|((_, _, f), (n, s))| JNINativeMethod {
-            name: n.as_ptr() as *mut c_char,
-            signature: s.as_ptr() as *mut c_char,
-            fnPtr: *f,
-        })
-        .collect();
-    let r = jni!(
-        env,
-        RegisterNatives,
-        class,
-        methods.as_ptr(),
-        methods.len() as jint
-    );
-    if r != 0 {
-        jni!(env, ExceptionDescribe);
-        jni!(env, ExceptionClear);
-        return Err(format!("RegisterNatives failed ({r})"));
-    }
-    Ok(())
+    let natives: Vec<(&str, &str, *mut c_void)> =
+        table.iter().map(|(n, s, f)| (*n, s.as_str(), *f)).collect();
+    crate::jnienv::register_natives(env, class, &natives)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! receiver as (remote, local).
 
 use super::*;
+use crate::jnienv::take_exception;
 
 /// JNI ids for the two socket implementations, looked up from the first hooked object
 /// (its classes are loaded by then). `None`: the JDK's fields are not as expected, and
@@ -83,7 +84,7 @@ impl Cx<'_> {
                     jni!(env, GetFieldID, k, c"port".as_ptr(), c"I".as_ptr()),
                 );
                 jni!(env, DeleteLocalRef, k);
-                clear_exception(env);
+                take_exception(env);
                 (!ids.0.is_null() && !ids.1.is_null()).then_some(ids)
             })
             .as_ref()?;
@@ -105,14 +106,14 @@ impl Cx<'_> {
                 let local = jni!(env, GetFieldID, k, c"localAddress".as_ptr(), addr);
                 let remote = jni!(env, GetFieldID, k, c"remoteAddress".as_ptr(), addr);
                 jni!(env, DeleteLocalRef, k);
-                clear_exception(env);
+                take_exception(env);
                 let inet = jni!(env, FindClass, c"java/net/InetSocketAddress".as_ptr());
-                clear_exception(env);
+                take_exception(env);
                 if local.is_null() || remote.is_null() || inet.is_null() {
                     return None;
                 }
                 let get_port = jni!(env, GetMethodID, inet, c"getPort".as_ptr(), c"()I".as_ptr());
-                clear_exception(env);
+                take_exception(env);
                 let inet = jni!(env, NewGlobalRef, inet) as jclass;
                 (!get_port.is_null() && !inet.is_null()).then_some(ChannelIds {
                     local,
@@ -130,17 +131,8 @@ impl Cx<'_> {
             }
             let p = jni!(env, CallIntMethod, addr, ids.get_port);
             jni!(env, DeleteLocalRef, addr);
-            (!clear_exception(env)).then_some(p)
+            (!take_exception(env)).then_some(p)
         };
         Some((port(ids.local)?, port(ids.remote)?))
     }
-}
-
-/// Clears a pending exception; whether there was one.
-unsafe fn clear_exception(env: *mut JNIEnv) -> bool {
-    if jni!(env, ExceptionCheck) != 0 {
-        jni!(env, ExceptionClear);
-        return true;
-    }
-    false
 }

@@ -310,8 +310,7 @@ impl Cx<'_> {
                 jni!(env, CallIntMethod, java.unsafe_obj, java.array_base, k) as jlong
             };
             let scale = jni!(env, CallIntMethod, java.unsafe_obj, java.array_scale, k);
-            if jni!(env, ExceptionCheck) != 0 {
-                jni!(env, ExceptionClear);
+            if crate::jnienv::take_exception(env) {
                 return None;
             }
             let name = match elem.as_bytes().first() {
@@ -361,7 +360,7 @@ impl Cx<'_> {
                     jvmti!(jv, Deallocate, name as *mut u8);
                     let refl = jni!(env, ToReflectedField, class, f, is_static as jboolean);
                     if refl.is_null() {
-                        jni!(env, ExceptionClear);
+                        crate::jnienv::clear_exception(env);
                         continue;
                     }
                     let off = jni!(
@@ -373,8 +372,7 @@ impl Cx<'_> {
                         is_static as std::ffi::c_uint
                     );
                     jni!(env, DeleteLocalRef, refl);
-                    if jni!(env, ExceptionCheck) != 0 {
-                        jni!(env, ExceptionClear);
+                    if crate::jnienv::take_exception(env) {
                         continue;
                     }
                     let sid = self.fixed_name(&format!("{decl}.{fname}"));
@@ -467,7 +465,7 @@ impl Agent {
             let cap = (f.flags.len() * 2).max(4096);
             let arr = jni!(env, NewByteArray, cap as jsize);
             if arr.is_null() {
-                jni!(env, ExceptionClear);
+                crate::jnienv::clear_exception(env);
                 return;
             }
             jni!(

@@ -229,7 +229,7 @@ impl Cx<'_> {
             java.current_thread
         );
         if me.is_null() {
-            jni!(env, ExceptionClear);
+            crate::jnienv::clear_exception(env);
             return;
         }
         let obj = self.obj(me);
@@ -279,8 +279,7 @@ impl Cx<'_> {
             java.thread_class,
             java.is_alive
         );
-        if jni!(env, ExceptionCheck) != 0 {
-            jni!(env, ExceptionClear);
+        if crate::jnienv::take_exception(env) {
             return;
         }
         if alive != 0 {
