@@ -11,6 +11,7 @@ use super::{Error, Result};
 pub mod op {
     pub const NOP: u8 = 0x00;
     pub const ACONST_NULL: u8 = 0x01;
+    pub const ICONST_M1: u8 = 0x02;
     pub const ICONST_0: u8 = 0x03;
     pub const BIPUSH: u8 = 0x10;
     pub const SIPUSH: u8 = 0x11;
@@ -22,9 +23,11 @@ pub mod op {
     pub const ALOAD_0: u8 = 0x2a;
     pub const ISTORE: u8 = 0x36;
     pub const ASTORE: u8 = 0x3a;
+    pub const AASTORE: u8 = 0x53;
     pub const POP: u8 = 0x57;
     pub const POP2: u8 = 0x58;
     pub const DUP: u8 = 0x59;
+    pub const DUP2: u8 = 0x5c;
     pub const SWAP: u8 = 0x5f;
     pub const IINC: u8 = 0x84;
     pub const IFEQ: u8 = 0x99;

@@ -16,6 +16,8 @@
 //!   so an unmodified class writes back byte-identically; the tests check this for every
 //!   class of the JDK. Malformed input is an [`Error`] with the byte offset and what was
 //!   expected there, never a panic (the tests fuzz it).
+//! * [`summary`]: a class's name, super class, interfaces and fields without the rest;
+//!   [`descriptor`]: method descriptors' parts.
 //! * [`insn`]: decoding a code array into instructions with offsets (all opcodes, `wide`,
 //!   switch padding relative to the method start, jsr/ret, goto_w/jsr_w) and encoding them.
 //! * [`edit::CodeEditor`]: insertions, then [`edit::CodeEditor::apply`] re-lays the method
@@ -83,9 +85,11 @@
 pub mod attributes;
 pub mod class;
 pub mod constpool;
+pub mod descriptor;
 pub mod edit;
 pub mod insn;
 mod reader;
+pub mod summary;
 
 pub use attributes::{
     AttrInfo, Attribute, Code, ExceptionEntry, Frame, FrameKind, LineNumber, LocalVar, VType,

@@ -1,0 +1,173 @@
+//! The rules for calls: `System.arraycopy`, BarrierPair calls into excluded code, and the
+//! calls the recorder models.
+
+use super::super::scan::{modelled, stack_top_source};
+use super::super::shape::{local, Shape};
+use super::{e0, Res, Rewrite};
+use crate::classfile::insn::{op, Arg, Insn};
+use crate::sites::SiteKind;
+
+impl Rewrite<'_, '_, '_> {
+    /// `System.arraycopy(src, srcPos, dst, dstPos, length)`: the arguments saved, passed
+    /// to the hook, and restored.
+    pub(super) fn arraycopy(&mut self, i: usize, bci: u32) -> Res {
+        let a = self.t.args;
+        let (src, sp, dst, dp, n) = (a, a + 1, a + 2, a + 3, a + 4);
+        let kind = SiteKind::Call {
+            owner: "java/lang/System".into(),
+            name: "arraycopy".into(),
+            desc: "(Ljava/lang/Object;ILjava/lang/Object;II)V".into(),
+            via: None,
+        };
+        let [p, c] = self.mcx.hook(kind, bci, "arraycopy")?;
+        let mut seq = vec![
+            local(op::ISTORE, n),
+            local(op::ISTORE, dp),
+            local(op::ASTORE, dst),
+            local(op::ISTORE, sp),
+            local(op::ASTORE, src),
+        ];
+        let reload = [
+            local(op::ALOAD, src),
+            local(op::ILOAD, sp),
+            local(op::ALOAD, dst),
+            local(op::ILOAD, dp),
+            local(op::ILOAD, n),
+        ];
+        seq.extend(reload.iter().cloned());
+        seq.extend([p, c]);
+        seq.extend(reload.iter().cloned());
+        e0(self.ed.insert_before(i, &seq, 6))
+    }
+
+    /// Slots for the arguments of a call, from the argument temporaries.
+    pub(super) fn arg_slots(&self, shapes: &[Shape]) -> Vec<u16> {
+        let mut k = self.t.args;
+        shapes
+            .iter()
+            .map(|sh| {
+                let s = k;
+                k += sh.size();
+                s
+            })
+            .collect()
+    }
+
+    /// A call into excluded code ([`Barrier`]): `bpenter*(tok, roots…, site)` before it,
+    /// with the arguments spilled and reloaded, `bpexit(site)` after it.
+    pub(super) fn barrier_call(&mut self, i: usize, bci: u32) -> Res {
+        let (Some(c), Some(tok)) = (self.f.bp_calls.get(&i), self.t.tok) else {
+            return Ok(());
+        };
+        let (owner, name, desc) = c.member.clone();
+        let s = self.mcx.site(SiteKind::Barrier { owner, name, desc }, bci);
+        let push = self.mcx.push(s)?;
+        let slots = self.arg_slots(&c.shapes);
+        let mut seq = Vec::with_capacity(3 * c.shapes.len() + 12);
+        for (sh, slot) in c.shapes.iter().zip(&slots).rev() {
+            seq.push(local(sh.store(), *slot));
+        }
+        let mut roots = Vec::new();
+        if c.receiver {
+            seq.extend([Insn::new(op::DUP), local(op::ASTORE, self.t.obj)]);
+            roots.push(local(op::ALOAD, self.t.obj));
+        }
+        for ((sh, slot), is_ref) in c.shapes.iter().zip(&slots).zip(&c.refs) {
+            if *is_ref {
+                roots.push(local(sh.load(), *slot));
+            }
+        }
+        seq.push(local(op::ILOAD, tok));
+        let hook = match roots.len() {
+            0 => "bpenter0",
+            1 => "bpenter1",
+            2 => "bpenter2",
+            3 => "bpenter3",
+            _ => "bpenterN",
+        };
+        if roots.len() <= 3 {
+            seq.extend(roots);
+        } else {
+            let object = self
+                .mcx
+                .cf
+                .constant_pool
+                .add_class("java/lang/Object")
+                .map_err(|e| e.to_string())?;
+            seq.push(Insn::with(op::SIPUSH, Arg::I16(roots.len() as i16)));
+            seq.push(Insn::with(op::ANEWARRAY, Arg::Cp(object)));
+            for (k, r) in roots.into_iter().enumerate() {
+                seq.push(Insn::new(op::DUP));
+                seq.push(Insn::with(op::SIPUSH, Arg::I16(k as i16)));
+                seq.push(r);
+                seq.push(Insn::new(op::AASTORE));
+            }
+        }
+        seq.push(push.clone());
+        seq.push(self.mcx.call(hook)?);
+        seq.push(local(op::ISTORE, tok));
+        for (sh, slot) in c.shapes.iter().zip(&slots) {
+            seq.push(local(sh.load(), *slot));
+        }
+        e0(self.ed.insert_before(i, &seq, 6))?;
+        let exit = self.mcx.call("bpexit")?;
+        e0(self.ed.insert_after(i, &[push, exit], 1))
+    }
+
+    /// A call the recorder models ([`modelled`]): arguments spilled, `before(receiver,
+    /// site)`, arguments reloaded; after it, `after[Z|A]([result,] receiver, site)`.
+    pub(super) fn modelled_call(&mut self, i: usize, bci: u32, ins: &Insn) -> Res {
+        let Some(((owner, name, desc), shapes)) = modelled(self.mcx.cf, ins, self.f.jdk) else {
+            return Ok(());
+        };
+        let ret_z = desc.ends_with(")Z");
+        let ret_a = desc
+            .rsplit(')')
+            .next()
+            .is_some_and(|r| r.starts_with('L') || r.starts_with('['));
+        let via = if desc.starts_with("()") {
+            stack_top_source(self.mcx.cf, &self.f.insns, i, &self.f.entries)
+        } else {
+            None
+        };
+        let s = self.mcx.site(
+            SiteKind::Call {
+                owner,
+                name,
+                desc,
+                via,
+            },
+            bci,
+        );
+        let push = self.mcx.push(s)?;
+        let before = self.mcx.call("before")?;
+        let after = self.mcx.call(match (ret_z, ret_a) {
+            (true, _) => "afterZ",
+            (_, true) => "afterA",
+            _ => "after",
+        })?;
+        let t_obj = self.t.obj;
+        let slots = self.arg_slots(&shapes);
+        let mut seq = Vec::with_capacity(2 * shapes.len() + 5);
+        for (sh, slot) in shapes.iter().zip(&slots).rev() {
+            seq.push(local(sh.store(), *slot));
+        }
+        seq.extend([
+            Insn::new(op::DUP),
+            local(op::ASTORE, t_obj),
+            Insn::new(op::DUP),
+            push.clone(),
+            before,
+        ]);
+        for (sh, slot) in shapes.iter().zip(&slots) {
+            seq.push(local(sh.load(), *slot));
+        }
+        e0(self.ed.insert_before(i, &seq, 2))?;
+        let mut aft = Vec::with_capacity(4);
+        if ret_z || ret_a {
+            aft.push(Insn::new(op::DUP));
+        }
+        aft.extend([local(op::ALOAD, t_obj), push, after]);
+        e0(self.ed.insert_after(i, &aft, 3))
+    }
+}
