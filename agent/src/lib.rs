@@ -152,7 +152,16 @@ unsafe fn on_load(vm: *mut JavaVM, options: *mut c_char) -> Result<(), String> {
     let _ = a.writer.set_meta("recorder", "jrace-agent");
     // replay
     if let Some(f) = &a.opts.replay {
-        replay::start(f, a.writer.dir(), a.opts.replay_timeout)?;
+        let host = replay::Host {
+            log: |m| {
+                if let Some(a) = runtime::agent() {
+                    a.log(m)
+                }
+            },
+            stopped: || runtime::agent().is_some_and(|a| a.stopped.load(Ordering::Relaxed)),
+            wait: runtime::replay_wait,
+        };
+        replay::start(f, a.writer.dir(), a.opts.replay_timeout, host)?;
     }
     let mut cb: jvmtiEventCallbacks = std::mem::zeroed();
     cb.VMInit = Some(vm_init);

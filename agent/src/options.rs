@@ -7,6 +7,9 @@ use std::path::PathBuf;
 /// JDK internals, excluded unless `include=` takes classes back (docs/REPORT.md#commands).
 pub const DEFAULT_EXCLUDES: &[&str] = &["java.*", "javax.*", "jdk.*", "sun.*", "com.sun.*"];
 
+/// Default of `bp_budget=` (see [`AgentOptions::bp_budget`]).
+pub const BP_DEFAULT_BUDGET: u32 = 10_000;
+
 #[derive(Clone, Debug)]
 pub struct AgentOptions {
     /// Trace directory; `%p` is replaced by the process id (one trace per JVM).
@@ -47,7 +50,7 @@ impl AgentOptions {
             branches: true,
             barrier: false,
             bp_globals: Vec::new(),
-            bp_budget: crate::runtime::BP_DEFAULT_BUDGET,
+            bp_budget: BP_DEFAULT_BUDGET,
             bp_walk: false,
             tree: None,
             max_bytes: None,
@@ -228,7 +231,7 @@ mod tests {
         assert_eq!(o.bp_budget, 50);
         let o = AgentOptions::parse("out=d").unwrap();
         assert!(!o.barrier && o.bp_globals.is_empty());
-        assert_eq!(o.bp_budget, crate::runtime::BP_DEFAULT_BUDGET);
+        assert_eq!(o.bp_budget, BP_DEFAULT_BUDGET);
         assert!(AgentOptions::parse("out=d,bp_globals=a.Lib")
             .unwrap_err()
             .contains("barrier=1"));

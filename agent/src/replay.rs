@@ -88,8 +88,8 @@
 //! * The replayed run must be recorded with the recording's settings (the CLI reuses
 //!   them) and the same agent build: event numbers count what the recorder writes.
 
+use crate::jni;
 use crate::jvmti::{jobject, JNIEnv};
-use crate::{jni, runtime};
 use jrace_trace::model::Kind;
 use jrace_trace::schedule::{RanAccess, ReplayResult, Schedule, Status, StepRef, RESULT_FILE};
 use std::cell::Cell;
@@ -117,7 +117,21 @@ pub enum Point {
     Exit,
 }
 
+/// What replay asks of the recorder, handed over at [`start`] (replay does not reach into
+/// the recorder's state; the recorder calls replay's hooks).
+#[derive(Clone, Copy)]
+pub struct Host {
+    /// A line for the agent's log.
+    pub log: fn(&str),
+    /// Recording stopped (the JVM is going away): stop holding threads.
+    pub stopped: fn() -> bool,
+    /// A wait of 1 ms on `obj`, whose monitor (or, with `condition`, whose lock) the
+    /// calling thread holds; false if it threw (the recorder's `replay_wait`).
+    pub wait: unsafe fn(*mut JNIEnv, jobject, bool) -> bool,
+}
+
 struct Replay {
+    host: Host,
     s: Schedule,
     /// Per schedule thread: its steps (indices into `s.steps`), event k at k - 1.
     by_thread: Vec<Vec<usize>>,
@@ -229,7 +243,7 @@ fn hook_before_op(k: Kind) -> bool {
 
 /// Loads the schedule and turns replay mode on (called from Agent_OnLoad, after the
 /// recorder is installed). `Err` names the file and what is wrong with it.
-pub fn start(file: &Path, dir: &Path, timeout_secs: f64) -> Result<(), String> {
+pub fn start(file: &Path, dir: &Path, timeout_secs: f64, host: Host) -> Result<(), String> {
     let text =
         std::fs::read_to_string(file).map_err(|e| format!("replay={}: {e}", file.display()))?;
     let s = Schedule::parse(&text).map_err(|e| format!("replay={}: {e}", file.display()))?;
@@ -248,6 +262,7 @@ pub fn start(file: &Path, dir: &Path, timeout_secs: f64) -> Result<(), String> {
         .collect();
     let start = Instant::now();
     let r = Replay {
+        host,
         by_thread,
         loc_ids,
         loc_steps,
@@ -544,9 +559,7 @@ pub fn vm_death() {
 impl Replay {
     fn debug(&self, msg: impl FnOnce() -> String) {
         if self.debug {
-            if let Some(a) = runtime::agent() {
-                a.log(&format!("replay: {}", msg()));
-            }
+            (self.host.log)(&format!("replay: {}", msg()));
         }
     }
 
@@ -724,7 +737,7 @@ impl Replay {
     ) {
         self.wait_with(ready, |_| {
             me.own_wait.set(true);
-            let waited = runtime::replay_wait(env, obj, condition);
+            let waited = (self.host.wait)(env, obj, condition);
             me.own_wait.set(false);
             if !waited {
                 self.debug(|| "wait on the monitor failed; held as usual".to_string());
@@ -754,9 +767,7 @@ impl Replay {
     fn wait_with(&self, mut ready: impl FnMut() -> bool, mut pause: impl FnMut(u32) -> bool) {
         let mut i = 0u32;
         loop {
-            if self.stop.load(Ordering::Acquire)
-                || runtime::agent().is_some_and(|a| a.stopped.load(Ordering::Relaxed))
-            {
+            if self.stop.load(Ordering::Acquire) || (self.host.stopped)() {
                 return;
             }
             if ready() {
@@ -833,11 +844,9 @@ impl Replay {
         let tmp = self.dir.join(format!("{RESULT_FILE}.tmp"));
         let path = self.dir.join(RESULT_FILE);
         let written = std::fs::write(&tmp, &text).and_then(|_| std::fs::rename(&tmp, &path));
-        if let Some(a) = runtime::agent() {
-            match written {
-                Ok(()) => a.log(&format!("replay: {}", text.lines().nth(1).unwrap_or(""))),
-                Err(e) => a.log(&format!("replay: cannot write {}: {e}", path.display())),
-            }
+        match written {
+            Ok(()) => (self.host.log)(&format!("replay: {}", text.lines().nth(1).unwrap_or(""))),
+            Err(e) => (self.host.log)(&format!("replay: cannot write {}: {e}", path.display())),
         }
     }
 }

@@ -72,7 +72,7 @@ mod net;
 mod ordered;
 mod resolve;
 mod sync;
-pub use barrier::{BpStats, DEFAULT_BUDGET as BP_DEFAULT_BUDGET};
+pub use barrier::BpStats;
 use hooks::*;
 pub use hooks::{thread_end, thread_start, vthread_ended, vthread_mounted, vthread_unmounting};
 use models::{ClassModel, Ret, When};

@@ -75,9 +75,6 @@ const LEAVES: &[&str] = &[
     "Ljava/security/AccessControlContext;",
 ];
 
-/// Default of `bp_budget=`.
-pub const DEFAULT_BUDGET: u32 = 10_000;
-
 /// Tag bit: the object's reference slots were logged (snapshot mode). Object ids are
 /// tags without it.
 pub const SNAPSHOTTED: u64 = 1 << 62;
