@@ -545,7 +545,6 @@ pub struct ThreadState {
     /// Monitors of the synchronized methods on the stack, innermost last.
     sync_stack: Vec<u64>,
     seen_init: FxHashSet<u32>,
-    vars: FxHashMap<(u64, u32), u32>,
     locks: FxHashMap<u64, u32>,
     models: FxHashMap<u64, ClassModel>,
     /// Class id -> the static id of `CLASS.$state` ([`models`]).
@@ -553,17 +552,10 @@ pub struct ThreadState {
     /// Class id -> the field (a `jfieldID`, valid in every thread) through which its
     /// objects reach their collection (0: none), see [`models`].
     owner_fields: FxHashMap<u64, usize>,
-    ids: (u64, u64),
-    /// Object address -> id, valid during GC epoch `cache_epoch`.
-    addr_cache: Box<[(usize, u64)]>,
-    /// A direct-mapped cache in front of `vars`: (key, id + 1), 0 when empty. Most
-    /// accesses go to variables the thread touched a moment ago; `vars` (millions of
-    /// entries) costs a cache miss or two per lookup, this one line.
-    var_cache: Box<[((u64, u32), u32)]>,
-    cache_epoch: u64,
-    /// Events until this thread next adds its log's growth to [`Agent::bytes`].
-    until_size_check: u32,
-    bytes_counted: u64,
+    /// Object and variable ids: caches and the thread's block of fresh object ids.
+    ident: Identity,
+    /// When this thread next adds its log's growth to [`Agent::bytes`].
+    size: SizeCheck,
     fixed: Vec<(&'static str, u32)>,
     /// Sites whose stack this thread recorded (threads with ids >= 64; see `stack_seen`).
     stacks_seen: FxHashSet<i32>,
@@ -582,6 +574,28 @@ pub struct ThreadState {
     open_calls: Vec<ordered::OpenCall>,
     /// Class id -> `Unsafe` offsets (a cache of [`Agent::offsets`]).
     offsets: FxHashMap<u64, Arc<ordered::Offsets>>,
+}
+
+/// A thread's object and variable ids ([`Cx::obj`], [`Cx::var`]).
+struct Identity {
+    /// The thread's block of fresh object ids: next, end.
+    ids: (u64, u64),
+    /// Object address -> id, valid during GC epoch `cache_epoch`.
+    addr_cache: Box<[(usize, u64)]>,
+    cache_epoch: u64,
+    /// Variable key -> id, as this thread interned them.
+    vars: FxHashMap<(u64, u32), u32>,
+    /// A direct-mapped cache in front of `vars`: (key, id + 1), 0 when empty. Most
+    /// accesses go to variables the thread touched a moment ago; `vars` (millions of
+    /// entries) costs a cache miss or two per lookup, this one line.
+    var_cache: Box<[((u64, u32), u32)]>,
+}
+
+/// Events until the thread next adds its log's growth to the trace's size, and the log's
+/// size it last added.
+struct SizeCheck {
+    until_check: u32,
+    counted: u64,
 }
 
 /// The reads a thread did since its last branch event, as far as they can decide an

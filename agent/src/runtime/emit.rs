@@ -24,8 +24,36 @@ impl Cx<'_> {
         value: Option<i64>,
         sync: bool,
     ) {
+        self.settle_before(kind, loc);
+        if !self.note_for_branches(kind, value) || self.tree_drops(kind, target, loc) {
+            return;
+        }
+        let s = self.stamp(kind, sync);
+        let mut e = Event::new(self.t.tid, kind, target, loc);
+        match value {
+            // An acquire's value is a mark ([`jrace_trace::ACQUIRE_TRY`]), not a value read.
+            Some(v) if kind == Kind::Acquire => e.value = v,
+            Some(v) => e = e.with_value(v),
+            None => {}
+        }
+        if self.jdk {
+            if let Some(c) = self.t.open_calls.last_mut() {
+                if c.mode == ordered::OpenMode::Hold {
+                    // Held back until the modelled call returns ([`ordered`]).
+                    c.held.push((s, e));
+                    return;
+                }
+            }
+        }
+        self.append(s, &e);
+    }
+
+    /// What must be in the log before any event of this thread: the end of modelled calls
+    /// the program's code left (it is over, or calling back), a wake whose wait ended by
+    /// an exception.
+    #[inline]
+    fn settle_before(&mut self, kind: Kind, loc: u32) {
         if !self.jdk && !self.t.open_calls.is_empty() {
-            // Program code inside a modelled call: it is over, or calling back.
             self.close_open_calls();
         }
         if let Some(l) = self.t.pending_wake {
@@ -34,10 +62,14 @@ impl Cx<'_> {
                 self.emit_one(Kind::Wake, l, loc, None, true);
             }
         }
-        // A branch constrains the values of the reads before it; a second branch with no
-        // read in between constrains nothing more, so it is not written.
+    }
+
+    /// Notes what a read can decide for the next branch; false for a branch that
+    /// constrains nothing (no read since the last one), which is not written.
+    #[inline]
+    fn note_for_branches(&mut self, kind: Kind, value: Option<i64>) -> bool {
         match kind {
-            Kind::Branch if !self.t.since_branch.any() => return,
+            Kind::Branch if !self.t.since_branch.any() => return false,
             Kind::Branch => self.t.since_branch.clear(),
             Kind::Read | Kind::VRead => {
                 let sb = &mut self.t.since_branch;
@@ -57,25 +89,38 @@ impl Cx<'_> {
             }
             _ => {}
         }
-        if let Some(f) = self.t.tree.as_deref_mut() {
-            // TREE: a redundant plain access is not written. Everything else about it
-            // (a pending wake, what it read for branches) happened as if it were.
-            if kind.is_plain_access() {
-                let owners = self.a.tree.as_ref();
-                let switches = owners.and_then(|o| o.touch(target, self.t.tid));
-                if !f.access(loc, target, kind == Kind::Write, switches) {
-                    self.t.tree_dropped += 1;
-                    return;
-                }
-            } else {
-                f.sync(kind, target);
-            }
+        true
+    }
+
+    /// With `tree=MODE`: whether the TREE filter drops this (redundant plain) access.
+    /// Everything else about it (a pending wake, what it read for branches) happened as if
+    /// it were written.
+    #[inline]
+    fn tree_drops(&mut self, kind: Kind, target: u32, loc: u32) -> bool {
+        let Some(f) = self.t.tree.as_deref_mut() else {
+            return false;
+        };
+        if !kind.is_plain_access() {
+            f.sync(kind, target);
+            return false;
         }
+        let owners = self.a.tree.as_ref();
+        let switches = owners.and_then(|o| o.touch(target, self.t.tid));
+        if f.access(loc, target, kind == Kind::Write, switches) {
+            return false;
+        }
+        self.t.tree_dropped += 1;
+        true
+    }
+
+    /// The event's stamp. A loaded value and a lazily written `begin` observe what
+    /// happened before the hook began; everything else is stamped now (a publishing event
+    /// as late as possible, before its operation; an observation the hook makes itself,
+    /// e.g. under a lock it takes, after all it may follow). A synchronization event comes
+    /// after every synchronization event stamped before it, on any thread.
+    #[inline]
+    fn stamp(&mut self, kind: Kind, sync: bool) -> u64 {
         let a = self.a;
-        // A loaded value and a lazily written `begin` observe what happened before the
-        // hook began; everything else is stamped now (a publishing event as late as
-        // possible, before its operation; an observation the hook makes itself, e.g.
-        // under a lock it takes, after all it may follow).
         let early =
             kind == Kind::Begin || (self.loaded && matches!(kind, Kind::Read | Kind::VRead));
         let now = if early && self.entry.now != 0 {
@@ -93,23 +138,7 @@ impl Cx<'_> {
             a.sync_clock.fetch_max(s, Ordering::AcqRel);
         }
         self.t.last = s;
-        let mut e = Event::new(self.t.tid, kind, target, loc);
-        match value {
-            // An acquire's value is a mark ([`jrace_trace::ACQUIRE_TRY`]), not a value read.
-            Some(v) if kind == Kind::Acquire => e.value = v,
-            Some(v) => e = e.with_value(v),
-            None => {}
-        }
-        if self.jdk {
-            if let Some(c) = self.t.open_calls.last_mut() {
-                if c.mode == ordered::OpenMode::Hold {
-                    // Held back until the modelled call returns ([`ordered`]).
-                    c.held.push((s, e));
-                    return;
-                }
-            }
-        }
-        self.append(s, &e);
+        s
     }
 
     /// Writes one stamped event to the thread's log (and counts the trace's size).
@@ -135,24 +164,29 @@ impl Cx<'_> {
             }
             let value = e.has_value().then_some(e.value);
             crate::replay::emitted(self.t.tid, e.kind, e.loc, value); // replay
-            self.t.until_size_check -= 1;
-            if self.t.until_size_check == 0 {
-                self.t.until_size_check = SIZE_CHECK_EVERY;
-                if let Some(max) = a.opts.max_bytes {
-                    let now = log.bytes();
-                    let grown = now - self.t.bytes_counted;
-                    self.t.bytes_counted = now;
-                    let total = a.bytes.fetch_add(grown, Ordering::Relaxed) + grown;
-                    if total >= max {
-                        a.cut(
-                            "max_mb",
-                            &format!(
-                                "the trace reached {total} bytes (max_mb): recording stopped, the program goes on"
-                            ),
-                        );
-                    }
-                }
+            self.t.size.until_check -= 1;
+            if self.t.size.until_check == 0 {
+                self.t.size.until_check = SIZE_CHECK_EVERY;
+                let now = log.bytes();
+                self.count_size(now);
             }
+        }
+    }
+
+    /// Adds this log's growth to the trace's size; cuts the trace at `max_mb`.
+    fn count_size(&mut self, log_bytes: u64) {
+        let a = self.a;
+        let Some(max) = a.opts.max_bytes else { return };
+        let grown = log_bytes - self.t.size.counted;
+        self.t.size.counted = log_bytes;
+        let total = a.bytes.fetch_add(grown, Ordering::Relaxed) + grown;
+        if total >= max {
+            a.cut(
+                "max_mb",
+                &format!(
+                    "the trace reached {total} bytes (max_mb): recording stopped, the program goes on"
+                ),
+            );
         }
     }
 }

@@ -20,20 +20,20 @@ impl Cx<'_> {
         if e1 & 1 == 1 {
             return self.obj_tag(o);
         }
-        if self.t.cache_epoch != e1 {
-            self.t.addr_cache.fill((0, 0));
-            self.t.cache_epoch = e1;
+        if self.t.ident.cache_epoch != e1 {
+            self.t.ident.addr_cache.fill((0, 0));
+            self.t.ident.cache_epoch = e1;
         }
         // SAFETY: a JNI local reference points to a slot holding the object's address.
         let addr = std::ptr::read_volatile(o as *const usize);
         let slot = (addr >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - 12);
-        let (a, id) = self.t.addr_cache[slot];
+        let (a, id) = self.t.ident.addr_cache[slot];
         if a == addr && addr != 0 && GC_EPOCH.load(Ordering::Acquire) == e1 {
             return id;
         }
         let id = self.obj_tag(o);
         if GC_EPOCH.load(Ordering::Acquire) == e1 {
-            self.t.addr_cache[slot] = (addr, id);
+            self.t.ident.addr_cache[slot] = (addr, id);
         }
         id
     }
@@ -50,12 +50,12 @@ impl Cx<'_> {
         if tag != 0 {
             return tag as u64 & !barrier::SNAPSHOTTED;
         }
-        if self.t.ids.0 == self.t.ids.1 {
+        if self.t.ident.ids.0 == self.t.ident.ids.1 {
             let b = self.a.next_ids.fetch_add(1024, Ordering::Relaxed);
-            self.t.ids = (b, b + 1024);
+            self.t.ident.ids = (b, b + 1024);
         }
-        let id = self.t.ids.0;
-        self.t.ids.0 += 1;
+        let id = self.t.ident.ids.0;
+        self.t.ident.ids.0 += 1;
         jvmti!(jv, SetTag, o, id as jlong);
         id
     }
@@ -64,17 +64,17 @@ impl Cx<'_> {
     #[inline]
     pub(super) fn var(&mut self, key: (u64, u32), static_id: u32) -> u32 {
         let slot = (var_hash(key) >> (64 - VAR_CACHE_BITS)) as usize;
-        let (k, v1) = self.t.var_cache[slot];
+        let (k, v1) = self.t.ident.var_cache[slot];
         if k == key && v1 != 0 {
             return v1 - 1;
         }
         let v = self.var_slow(key, static_id);
-        self.t.var_cache[slot] = (key, v + 1);
+        self.t.ident.var_cache[slot] = (key, v + 1);
         v
     }
 
     pub(super) fn var_slow(&mut self, key: (u64, u32), static_id: u32) -> u32 {
-        if let Some(&v) = self.t.vars.get(&key) {
+        if let Some(&v) = self.t.ident.vars.get(&key) {
             return v;
         }
         let a = self.a;
@@ -85,10 +85,10 @@ impl Cx<'_> {
             };
             a.io(a.writer.object_var(v, static_id, obj, elem));
         });
-        if self.t.vars.len() > 1 << 20 {
-            self.t.vars.clear();
+        if self.t.ident.vars.len() > 1 << 20 {
+            self.t.ident.vars.clear();
         }
-        self.t.vars.insert(key, v);
+        self.t.ident.vars.insert(key, v);
         v
     }
 
