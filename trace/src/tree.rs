@@ -45,7 +45,7 @@
 //! a `.std` file has no header to carry it (`jrace convert` writes it as a comment).
 //!
 //! **What stays the same** is the set of race signatures (variable and location pair) of
-//! each consumer, shown by `analyzer/tests/prop_tree.rs` on thousands of random traces. The
+//! each consumer, shown by `analyzer/tests/it/prop_tree.rs` on thousands of random traces. The
 //! pair shown for a signature may be another one (a dropped access cannot be shown), so
 //! race ids, which follow those pairs, can come in another order.
 

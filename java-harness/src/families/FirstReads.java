@@ -2,7 +2,7 @@ package families;
 
 import families.signal.Go;
 
-// Not a family program: the recorder's stamp test (tests/record_families.rs) records it
+// Not a family program: the recorder's stamp test (tests/it/record_families.rs) records it
 // with families.signal excluded. Round after round, a writer thread waits for a new
 // reader's signal, then writes a fresh array element; the reader signals and reads that
 // element as its very first recorded event, so its hook also sets up the thread's log.

@@ -3,7 +3,7 @@ package rdit;
 import rdit.lib.Handoff;
 
 /**
- * rdit end to end (tests/record_rdit.rs), recorded with `--barrier-pairs --exclude
+ * rdit end to end (tests/it/record_rdit.rs), recorded with `--barrier-pairs --exclude
  * 'rdit.lib.*'`: the library rdit.lib.Handoff synchronizes inside excluded code.
  *
  * 1. Handoff: main writes Mail.body, then publishes a handoff; the consumer awaits the

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
- * The recorder's ordering stress test (tests/ordering.rs): THREADS threads hammer one
+ * The recorder's ordering stress test (tests/it/ordering.rs): THREADS threads hammer one
  * AtomicInteger, one element of an AtomicIntegerArray and one volatile field (through a
  * VarHandle and directly) with a random mix of get, set, compare-and-set and getAndAdd,
  * and keep what every operation returned. The log goes to the file named by the first

@@ -7,7 +7,7 @@ import java.util.concurrent.locks.*;
 // locks and a read lock converted to a write lock, a lock downgraded from write to read).
 // Three threads contend: the solver detectors must refute hundreds of pairs ordered only
 // through the locks' state (reads of a value only one write has). mcm and rdit refute
-// them all without a query (analyzer/tests/mcm.rs has the shape); said still takes
+// them all without a query (analyzer/tests/it/mcm.rs has the shape); said still takes
 // minutes and gigabytes on some recordings (a whole-window query per pair): kept here to
 // measure that, not in a test suite. No race on the counters; `racy` races.
 public class RwLocks {

@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * BarrierPair instrumentation scenarios (agent/tests/barrier_pairs.rs): each method is one
+ * BarrierPair instrumentation scenarios (agent/tests/it/barrier_pairs.rs): each method is one
  * scenario whose hook sequence the test checks; the output must be the same instrumented
  * (with bplib.* excluded) and not.
  */

@@ -3,7 +3,7 @@
 //! on a copy of java-harness/maven-example (skipped, with a note, when `mvn` is missing or
 //! cannot reach Maven Central). Each checks that the program's race is reported.
 
-mod common;
+use crate::common;
 
 use common::{jrace, root};
 use std::path::{Path, PathBuf};

@@ -688,7 +688,7 @@ fn agent_traces_return_a_stale_read_before_the_write_it_did_not_see() {
 /// A trace says why and where it was cut: the agent's `cut` metadata (the size limit, a
 /// write that failed), non-daemon threads that had not ended in an agent's finished trace
 /// (an exit with threads running); a finished trace with every non-daemon thread ended,
-/// or one another writer made, is not cut. (A killed writer's trace: tests/killed_writer.rs.)
+/// or one another writer made, is not cut. (A killed writer's trace: tests/it/killed_writer.rs.)
 #[test]
 fn truncation_says_why_a_trace_was_cut() {
     let write = |dir: &Path, meta: &[(&str, &str)], worker_ends: bool| {

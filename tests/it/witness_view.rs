@@ -3,7 +3,7 @@
 //! ids exit 2, and the HTML page is self-contained, shows both accesses and (when
 //! `/usr/bin/chromium` exists) loads in headless Chromium without a script error.
 
-mod common;
+use crate::common;
 
 use common::{jrace, root};
 use std::path::{Path, PathBuf};

@@ -3,9 +3,9 @@
 //! per thread, lock exclusion, reads seeing their recorded values, the racing accesses
 //! last), on the bundled bank example.
 
+use crate::common;
 use serde_json::Value;
 use std::collections::HashMap;
-mod common;
 
 use common::{jrace, root};
 

@@ -1,5 +1,5 @@
 //! Parse → write of every class of the running JDK must give the identical bytes.
-mod common;
+use crate::common;
 
 use jrace_agent::classfile::ClassFile;
 use std::time::Instant;

@@ -7,7 +7,7 @@
 //! /usr/share/java (whichever are installed) are instrumented too, and their classes loaded
 //! with the same outcomes as the originals'. Failed methods must be rare; the rate
 //! (classes/s) is printed.
-mod common;
+use crate::common;
 
 use jrace_agent::instrument::{instrument, Options};
 use jrace_agent::sites::SiteList;
@@ -543,7 +543,7 @@ fn instrumented_debian_jars_verify() {
 }
 
 /// The instrumenter's speed on java.base, classes in memory (no file I/O), best of three
-/// runs: `cargo test --release -p jrace-agent --test instrument_jdk -- --ignored --nocapture`.
+/// runs: `cargo test --release -p jrace-agent --test it -- instrument_jdk:: --ignored --nocapture`.
 #[test]
 #[ignore]
 fn bench_instrument_java_base() {

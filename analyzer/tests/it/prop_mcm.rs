@@ -12,8 +12,12 @@
 //! branch, and its writes write unknown values), with the trace's notify pairing
 //! (docs/DETECTORS.md#notify-and-wake), and reports every conflicting pair of plain accesses that are the next
 //! events of their threads in some such prefix.
+//!
+//! Size: the maximal causal model's brute-force oracle and every property checked
+//! against it, in one place.
 
 use jrace_analyzer::causal::{self, Options, Policy};
+use jrace_analyzer::facts;
 use jrace_analyzer::sync::NotifyMatcher;
 use jrace_analyzer::testing::{random_trace, sig_string, GenConfig};
 use jrace_analyzer::witness::{initial_values, value_keys, ValueKey};
@@ -478,7 +482,7 @@ fn conservative_mode_and_windows_find_subsets() {
 // BarrierPairs (rdit, and mcm's conservative reading of them).
 
 /// Alg 5 of the RDIT thesis, with the "events on an object" of
-/// `causal/barrier.rs`, written independently of `causal::barrier` (pairwise, quadratic): for
+/// `facts/barrier.rs`, written independently of `causal::barrier` (pairwise, quadratic): for
 /// every two BarrierPairs whose sets meet, their events (enter, the events in between,
 /// exit) are chained in trace order; for every BarrierPair, object x of its set and
 /// event e on x, the BarrierPair's events and e are chained. `top`: every set is `*`.
@@ -716,7 +720,7 @@ fn with_barrier_pairs(seed: u64, text: &str) -> (String, Trace) {
 
 fn run_rdit(trace: &Trace, opts: &Options) -> (BTreeSet<String>, causal::Stats) {
     let mut sink = RaceSink::new();
-    let index = causal::barrier::ObjectIndex::new(&trace.symbols);
+    let index = facts::barrier::ObjectIndex::new(&trace.symbols);
     let stats = causal::run_with_objects(
         &trace.events,
         Policy::Rdit,
@@ -819,7 +823,7 @@ fn rdit_and_mcm_equal_the_barrier_pair_oracle() {
 /// race (whose own witnesses would not keep it); no race of theirs lacks a witness.
 #[test]
 fn rdit_witnesses_keep_the_barrier_pair_order() {
-    use jrace_analyzer::causal::barrier::{barrier_edges, ObjectIndex};
+    use jrace_analyzer::facts::barrier::{barrier_edges, ObjectIndex};
     use jrace_analyzer::witness::{witness_races, Facts, Model};
     use jrace_trace::MemSource;
     let mut checked = 0;

@@ -134,7 +134,7 @@ fn kill_at_random_moments() {
         let dir = tmp.path().join("trace");
         let mut child = Command::new(&exe)
             .args([
-                "killed_writer_child",
+                "killed_writer::killed_writer_child",
                 "--exact",
                 "--nocapture",
                 "--test-threads=1",

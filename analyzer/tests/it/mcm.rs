@@ -1,8 +1,9 @@
-//! `mcm` and `said` beyond the vectors' expectations (which tests/vectors.rs checks):
+//! `mcm` and `said` beyond the vectors' expectations (which tests/it/vectors.rs checks):
 //! where they beat the other detectors, their witnesses, windows, unknowns and options.
 
 use jrace_analyzer::causal::{self, Options, Policy};
 use jrace_analyzer::engine;
+use jrace_analyzer::facts;
 use jrace_analyzer::testing::{run_detector, sig_string, vector_files};
 use jrace_analyzer::witness::{witness_analysis, Facts, Method, Model, Rule};
 use jrace_analyzer::{make_detector_with, DetectorOptions, RaceSink};
@@ -235,7 +236,7 @@ fn mode_switch() {
 #[test]
 fn rdit_keeps_a_barrier_pair_across_a_window_border() {
     let t = vector("r12_window.std");
-    let index = causal::barrier::ObjectIndex::new(&t.symbols);
+    let index = facts::barrier::ObjectIndex::new(&t.symbols);
     for overlap in [true, false] {
         let mut sink = RaceSink::new();
         let opts = Options {

@@ -8,7 +8,7 @@
 //! handler before a synchronized method's monitor is released, or after a constructor's
 //! `this(...)` call); statically empty and modelled calls get none; a callback from
 //! excluded code runs between `bpenter` and `bpexit`.
-mod common;
+use crate::common;
 
 use jrace_agent::instrument::{instrument_with, Barrier, Options};
 use jrace_agent::sites::{Site, SiteKind, SiteList};

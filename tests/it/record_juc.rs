@@ -9,11 +9,8 @@
 //! (all of hb, shb, wcp, cp, m2 and mcm when it names none). The output of every recording
 //! is the program's own, and one run under `-Xverify:all` verifies.
 
-mod common;
-#[path = "common/harness.rs"]
-mod harness;
-#[path = "common/truth.rs"]
-mod truth;
+use crate::common;
+use crate::harness;
 
 use harness::Suite;
 

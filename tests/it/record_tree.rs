@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-mod common;
+use crate::common;
 use common::jrace;
 
 fn classes() -> PathBuf {

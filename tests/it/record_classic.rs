@@ -8,13 +8,11 @@
 //!
 //! Needs `java` on the PATH (the tests print a note and pass without it), javac at build
 //! time (build.rs), and the agent built next to the jrace binary:
-//! `cargo build --release && cargo build --release -p jrace-agent && cargo test --release --test record_classic`.
+//! `cargo build --release && cargo build --release -p jrace-agent && cargo test --release --test it -- record_classic::`.
 
-mod common;
-#[path = "common/harness.rs"]
-mod harness;
-#[path = "common/truth.rs"]
-mod truth;
+use crate::common;
+use crate::harness;
+use crate::truth;
 
 use harness::Suite;
 use std::collections::BTreeSet;

@@ -2,6 +2,8 @@
 //! under `-Xverify:all` against a pure-Java stand-in for R (tests/java/instr/stub) that logs
 //! or counts the hook calls.
 //!
+//! Size: every test here runs the same Java programs against the same stand-in for R.
+//!
 //! * Behaviour: `instr.Many` (interfaces with default methods, records, enums, inner,
 //!   anonymous and lambda classes, every array kind, switches, try/finally, exceptions
 //!   leaving synchronized methods and blocks, threads, wait/notify, executors, j.u.c.), the
@@ -13,7 +15,7 @@
 //! * Old class files: `instr.Old` compiled for Java 7 and downgraded to versions 45-49
 //!   (no StackMapTable), with a hand-written jsr/ret subroutine.
 //! * The editor's catch-all handler and prologue on their own.
-mod common;
+use crate::common;
 
 use jrace_agent::classfile::attributes::{AttrInfo, Code};
 use jrace_agent::classfile::edit::CodeEditor;
@@ -1203,7 +1205,7 @@ fn corrupted_classes_never_panic() {
 /// catch-all range starting at the next instruction) keeps that handler over the hook
 /// inserted after it: otherwise an exception in the hook would leave the method holding
 /// the monitor, and HotSpot compiles no method whose monitors it cannot prove balanced
-/// (tests/record_families.rs checks the JIT itself).
+/// (tests/it/record_families.rs checks the JIT itself).
 #[test]
 fn the_monitor_handler_covers_the_hook_after_monitorenter() {
     let Some((_, javac)) = java_tools() else {

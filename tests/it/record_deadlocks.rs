@@ -10,11 +10,8 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-mod common;
-#[path = "common/harness.rs"]
-mod harness;
-#[path = "common/truth.rs"]
-mod truth;
+use crate::common;
+use crate::harness;
 
 use common::jrace;
 use harness::{java_plain, record, text};
@@ -259,7 +256,8 @@ fn deadlock_only_another_schedule_reaches() {
 /// Every program in java-harness/src/deadlocks with a truth has a test above.
 #[test]
 fn every_program_has_a_truth_and_a_test() {
-    let this = std::fs::read_to_string(common::root().join("tests/record_deadlocks.rs")).unwrap();
+    let this =
+        std::fs::read_to_string(common::root().join("tests/it/record_deadlocks.rs")).unwrap();
     let dir = common::root().join("java-harness/src/deadlocks");
     for entry in std::fs::read_dir(dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();

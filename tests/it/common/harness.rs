@@ -1,9 +1,8 @@
 //! Recording a Java harness program and judging the detectors' report against the truth
-//! written in its source (java-harness/README.md), shared by `tests/record_families.rs`
-//! and `tests/record_classic.rs`.
+//! written in its source (java-harness/README.md), shared by `tests/it/record_families.rs`
+//! and `tests/it/record_classic.rs`.
 //!
-//! A test file that uses it declares `mod common;` and `#[path = "common/truth.rs"] mod
-//! truth;` next to `#[path = "common/harness.rs"] mod harness;`.
+//! Declared once in tests/it/main.rs, next to `common` and `truth`.
 #![allow(dead_code)] // not every test binary uses every helper
 
 use crate::common::jrace;

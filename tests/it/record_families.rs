@@ -9,7 +9,7 @@
 //!
 //! Needs `java` on the PATH (the tests print a note and pass without it), javac at build
 //! time (build.rs), and the agent built next to the jrace binary:
-//! `cargo build --release --workspace && cargo test --release --test record_families`.
+//! `cargo build --release --workspace && cargo test --release --test it -- record_families::`.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -17,11 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-mod common;
-#[path = "common/harness.rs"]
-mod harness;
-#[path = "common/truth.rs"]
-mod truth;
+use crate::common;
+use crate::harness;
 
 use common::jrace;
 use harness::{analyze, classes, record, reported, text, Suite};
@@ -691,7 +688,7 @@ fn record_exit_status() {
 }
 
 /// Reports name a `java.util.concurrent` lock by the field the code reached it through
-/// (`FIELD.lock()`; monitors: tests/recipes.rs). One reached through a call
+/// (`FIELD.lock()`; monitors: tests/it/recipes.rs). One reached through a call
 /// (`rw.writeLock().lock()`) keeps its class and id.
 #[test]
 fn locks_are_named_by_the_fields_they_are_reached_through() {

@@ -2,10 +2,10 @@
 //! through `jrace analyze --format json`, the JSON and SARIF contracts, exit codes and
 //! errors.
 
+use crate::common;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-mod common;
 
 use common::{jrace, root};
 use jrace_analyzer::testing::{expectations, sig_string as sig, vector_files as vectors};

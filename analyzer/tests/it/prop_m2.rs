@@ -2,7 +2,7 @@
 //! traces: sound on every report, exact on two threads, exact whenever it claims
 //! `complete: true`. Seeds are fixed; a failure names the seed and prints the trace
 //! (`testing::random_trace(seed, &cfg)` regenerates it). Debug builds check fewer traces;
-//! `cargo test --release -p jrace-analyzer --test prop_m2` checks more.
+//! `cargo test --release -p jrace-analyzer --test it -- prop_m2::` checks more.
 
 use jrace_analyzer::engine;
 use jrace_analyzer::oracle::predictable_races;

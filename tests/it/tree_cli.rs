@@ -2,10 +2,10 @@
 //! the command line: same signatures with and without the filter, reports that name the
 //! recorded events, and the detectors that may not read a filtered trace refused.
 
+use crate::common;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-mod common;
 
 use common::{jrace, root};
 use jrace_analyzer::testing::vector_files;

@@ -15,11 +15,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-mod common;
-#[path = "common/harness.rs"]
-mod harness;
-#[path = "common/truth.rs"]
-mod truth;
+use crate::harness;
 
 use jrace_trace::Kind;
 

@@ -15,7 +15,7 @@
 //!   (= verifies) every one of them; the outcome per class must equal the unpatched run,
 //!   with no VerifyError, and the test program must still print the same under the
 //!   patched JDK.
-mod common;
+use crate::common;
 
 use jrace_agent::classfile::edit::CodeEditor;
 use jrace_agent::classfile::insn::{op, Arg, Insn};
