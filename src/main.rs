@@ -1,6 +1,9 @@
 //! `jrace`: the command line. Parses arguments, opens traces, runs the analyzer and
 //! prints reports; everything else lives in the `trace` and `analyzer` crates.
 //!
+//! Size: most of this file is the clap definitions and their help text (what `--help`
+//! teaches); each command's work is a module of its own.
+//!
 //! Exit status (docs/REPORT.md#exit-status): 0 analysis finished, 1 races found with
 //! `--fail-on-race`, 2 bad usage or bad input.
 

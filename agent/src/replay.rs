@@ -3,6 +3,9 @@
 //! real run, then writes what happened to `DIR/replay.result` (`jrace replay` writes the
 //! schedule, runs the program and prints the result).
 //!
+//! Size: the schedule, the gate and the result are one state machine over one shared
+//! state ([`Replay`]).
+//!
 //! # The schedule
 //! A list of steps (thread, k, kind, location), in the order the witness runs them; k is
 //! the 1-based number of the event among the events the recorder writes for that thread

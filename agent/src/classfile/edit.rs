@@ -1,5 +1,8 @@
 //! Inserting instructions into a method and writing it back with every offset remapped.
 //!
+//! Size: one file, because the insertion bookkeeping and the re-layout that consumes it
+//! share one representation (per-instruction insertions and the offset map).
+//!
 //! See the module documentation of [`super`] for the rules (frame boundaries, what is
 //! refused). In short: code inserted *before* instruction `i` becomes part of `i` — every
 //! jump, switch case, exception handler, line number and stack map frame that pointed at

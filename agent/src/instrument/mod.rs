@@ -45,7 +45,7 @@
 //! * `java/lang/Object` (HotSpot crashes if it changes) and `jrace/**` (the runtime) are
 //!   never instrumented.
 //!
-//! Tested (agent/tests/instrument.rs, instrument_jdk.rs): test programs of every shape run
+//! Tested (agent/tests/it/instrument.rs, instrument_jdk.rs): test programs of every shape run
 //! under `-Xverify:all` against a Java stand-in for R that logs each hook call, with the
 //! same output as uninstrumented and the expected hook sequences; class versions 45-61 (with
 //! jsr/ret); every class of `java.base` patched into the JDK and every class of the jars in

@@ -3,10 +3,10 @@
 //! `said` differ only in that policy, and `rdit` also takes the trace's reachable sets;
 //! their modules state what each promises.
 
-use super::barrier::ObjectIndex;
 use super::driver::{run_trace, synthetic_trace};
 use super::{Options, Policy, Stats};
 use crate::detector::{Detector, Outcome, Progress, RaceSink};
+use crate::facts::barrier::ObjectIndex;
 use jrace_trace::Event;
 
 pub struct CausalDetector {

@@ -1,9 +1,11 @@
 //! Windows, candidate pairs, rounds of parallel solver queries, witnesses: the part of
 //! `mcm` and `said` that is the same for both ([`run`]).
+//! Size: one file for one loop (windows, candidate pairs, rounds of queries, witnesses)
+//! whose steps share the per-window state.
 
-use super::barrier::{barrier_edges, ObjectIndex};
 use super::formula::{mcm_query, place_unconstrained, said_base, said_pair, Constraints};
 use super::solve::{with_solver, Answer};
+use crate::facts::barrier::{barrier_edges, ObjectIndex};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Ids of said's per-window base constraints (see [`with_solver`]).
@@ -11,7 +13,8 @@ static NEXT_BASE: AtomicU64 = AtomicU64::new(1);
 use super::latch::Latches;
 use super::window::{has_barriers, Carry, Global, Window};
 use crate::detector::{Progress, RaceAccess, RaceSink};
-use crate::witness::{Checkpoint, Facts, Model};
+use crate::facts::Facts;
+use crate::witness::{Checkpoint, Model};
 use jrace_trace::{Event, LocId, Symbols, ThreadId, Trace, VarId};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};

@@ -49,8 +49,8 @@
 //! Two valid holders: no feasible prefix makes a and b adjacent, so the pair is no race
 //! of the model, and skipping its query loses nothing.
 
+use crate::facts::values::ValueKey;
 use crate::wcp::slot;
-use crate::witness::ValueKey;
 use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;

@@ -50,7 +50,7 @@
 //!
 //! With a window and margin covering the trace (tiny traces, the tests) nothing is lost:
 //! `mcm` then reports exactly the races of the maximal causal model, relative to the
-//! recorded notify pairing (tests/prop_mcm.rs).
+//! recorded notify pairing (tests/it/prop_mcm.rs).
 //!
 //! None of this is unsound: every report carries a witness validated against the whole
 //! trace ([`crate::witness`], model cf for mcm, value for said).
@@ -84,7 +84,6 @@
 //! with `wait`/`notifyAll`, whose `null` value many releases write, so no single source
 //! forces the order and only the solver sees it.
 
-pub mod barrier;
 pub mod detector;
 pub mod driver;
 pub mod formula;

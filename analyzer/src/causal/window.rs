@@ -5,7 +5,7 @@
 //! regions, writes per variable, locksets, and initial values.
 
 use super::latch::Latches;
-use crate::witness::{Facts, ValueKey};
+use crate::facts::{values::ValueKey, Facts};
 use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
@@ -27,7 +27,7 @@ pub struct Global<'a> {
     pub branch_complete: bool,
     /// Whether the trace has `enter` events (BarrierPairs then order events).
     pub has_barriers: bool,
-    /// The BarrierPair edges ([`super::barrier::barrier_edges`], sorted by target):
+    /// The BarrierPair edges ([`crate::facts::barrier::barrier_edges`], sorted by target):
     /// `rdit`'s from the reachable sets, mcm's and said's with every set taken as `*`.
     pub bp_edges: Vec<(u32, u32)>,
     /// Variables used as locks by value, and who holds them where ([`Latches::find`];

@@ -33,11 +33,12 @@
 //! The closure is sound but not complete: deadlocks that need a critical section moved
 //! before an earlier one of its lock are not predicted.
 
-use crate::causal::barrier::{barrier_edges, ObjectIndex};
 use crate::causal::driver::{CutQueries, CutVerdict};
 use crate::causal::window::has_barriers;
 use crate::detector::{Detector, Outcome, RaceSink};
-use crate::witness::{Facts, Model};
+use crate::facts::barrier::{barrier_edges, ObjectIndex};
+use crate::facts::Facts;
+use crate::witness::Model;
 use jrace_trace::{Event, Kind, LocId, LockId, Symbols, ThreadId, Trace};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;

@@ -12,7 +12,7 @@
 //! **The encoding**: one order variable per event and a cut C, the pair at
 //! the cut; MHB (program order, fork/join, matched notify → wake, pins of unmatched
 //! wakes, and BarrierPair edges as `rdit` builds them with every reachable set taken as
-//! `*`, which is conservative: [`crate::causal::barrier`]), lock exclusion of regions entered before the
+//! `*`, which is conservative: [`crate::facts::barrier`]), lock exclusion of regions entered before the
 //! cut, wait-before-notify for wakes before the cut, one memoized Boolean per read
 //! "returns its recorded value" (initial-value case included), and every guard before
 //! the cut feasible. Each query is sliced to the events that can matter for its pair
@@ -31,7 +31,7 @@
 //! - *Maximal within a window, relative to the recorded notify pairing* (docs/DETECTORS.md#mcm):
 //!   with one window covering the trace and no timeout, every race of the maximal causal
 //!   model whose wakes keep their recorded notifies is reported (checked against a
-//!   brute-force enumeration of feasible prefixes in `tests/prop_mcm.rs`). Windowing
+//!   brute-force enumeration of feasible prefixes in `tests/it/prop_mcm.rs`). Windowing
 //!   loses what [`crate::causal`] lists.
 
 use crate::causal::{CausalDetector, Options, Policy};

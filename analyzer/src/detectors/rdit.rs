@@ -11,7 +11,7 @@
 //! set (accesses, monitor operations, a thread's lifecycle when its `Thread` is in D).
 //!
 //! **Encoding.** mcm's, over a must-happen-before relation extended by those edges
-//! ([`crate::causal::barrier`]): every BarrierPair constraint is a plain edge between two
+//! ([`crate::facts::barrier`]): every BarrierPair constraint is a plain edge between two
 //! events in trace order. `enter` and `exit` count as branches (the callee's behaviour may
 //! depend on what it read). Read consistency, with the initial-value case, applies per
 //! query to the reads the pair depends on, never globally (vector r14_prefix). A read whose

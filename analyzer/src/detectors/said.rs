@@ -16,7 +16,7 @@
 //!   [`crate::detector::Outcome::unknown`] and never reported.
 //! - *Not maximal*: it misses races that need a read to change (V1, V9b), and races
 //!   after which the window cannot complete (a deadlock or a lost notification: V5,
-//!   V11). On every trace `said ⊆ mcm` (tests/prop_mcm.rs).
+//!   V11). On every trace `said ⊆ mcm` (tests/it/prop_mcm.rs).
 //!
 //! A query's window is the pair-centered part of the window mcm uses too (1,000 events
 //! either side, the events before it fixed as recorded). Its constraints are asserted in

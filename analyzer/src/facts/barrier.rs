@@ -35,7 +35,7 @@
 //! its extent in every window (R12), and restricting them to a contiguous window loses
 //! no path between its events (every edge points forward in trace order).
 
-use super::window::NONE;
+use super::NONE;
 use jrace_trace::{Event, Kind, ObjSet, Symbols};
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;

@@ -2,7 +2,8 @@
 //! explains: facts about the trace that the witnesses, the solver detectors and the
 //! deadlock detector all read.
 
-use super::*;
+use jrace_trace::{Event, Kind};
+use std::collections::HashMap;
 
 /// A value as the value models compare them: `(0, v)` a recorded value `v`, `(1, i)` the
 /// value written by event `i`, which no other write has (a write without a value, or a

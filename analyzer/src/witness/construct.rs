@@ -413,8 +413,8 @@ pub fn witness_races(
         .any(|r| only.is_none_or(|id| id == r.id) && aware(r));
     let mut with_bp = None;
     if trace.events.iter().any(|e| e.kind == Kind::Enter) {
-        let index = crate::causal::barrier::ObjectIndex::new(&trace.symbols);
-        let edges = crate::causal::barrier::barrier_edges(&trace.events, &index);
+        let index = crate::facts::barrier::ObjectIndex::new(&trace.symbols);
+        let edges = crate::facts::barrier::barrier_edges(&trace.events, &index);
         plain.facts.set_kept_edges(&edges);
         if any_aware {
             let mut wb = Witnesser::new(trace, pairs.iter().copied());

@@ -1,5 +1,8 @@
 //! The `.std` text format (docs/STD_FORMAT.md): a superset of RAPID's STD format.
 //!
+//! Size: the streaming parser and the printer share the name tables and the escaping;
+//! the parallel splitter is `split.rs`.
+//!
 //! One event per line, `THREAD|OP|LOCATION`. The parser streams: it reads a line, interns
 //! its names, checks well-formedness and returns the event, so a trace of any length is
 //! read in constant memory beyond its names. Every error names the file, the line and

@@ -3,6 +3,9 @@
 //! lock closure, the trace-order insertions of step 6 (nearest-neighbour enumeration), and
 //! the max-min linearization whose witness is replayed before a race is reported.
 //!
+//! Size: one file for one algorithm (the paper's Algorithm 2): its steps share the chain
+//! representation below and its invariants.
+//!
 //! The partial order lives on `k` chains (the paper's App. A): for every node and chain
 //! `c`, `succ[node][c]` is the earliest node of chain `c` the node reaches. Since earlier
 //! nodes of a chain reach at least as much, `succ` is monotone along a chain, `pred` is a
