@@ -61,26 +61,10 @@ impl MethodCx<'_, '_> {
         }
         let cp = &mut self.cf.constant_pool.entries;
         let pool = &mut self.ctx.pool;
-        let mut push = |c: Constant| -> Result<u16, String> {
-            if cp.len() >= 65535 {
-                return Err("room in the constant pool for the hooks".into());
-            }
-            cp.push(c);
-            Ok((cp.len() - 1) as u16)
-        };
-        let class = match pool.u_class {
-            Some(c) => c,
-            None => {
-                let n = push(Constant::Utf8(b"jrace/rt/U".to_vec()))?;
-                let c = push(Constant::Class(n))?;
-                pool.u_class = Some(c);
-                c
-            }
-        };
-        let n = push(Constant::Utf8(name.as_bytes().to_vec()))?;
-        let d = push(Constant::Utf8(desc.as_bytes().to_vec()))?;
-        let nt = push(Constant::NameAndType(n, d))?;
-        let i = push(Constant::Methodref(class, nt))?;
+        let class = class_entry(cp, &mut pool.u_class, "jrace/rt/U")?;
+        let n = append(cp, Constant::Utf8(name.as_bytes().to_vec()))?;
+        let d = append(cp, Constant::Utf8(desc.as_bytes().to_vec()))?;
+        let i = method_entry(cp, class, n, d)?;
         pool.wrappers.insert(key, i);
         Ok(Insn::with(op::INVOKESTATIC, Arg::Cp(i)))
     }
@@ -103,48 +87,28 @@ impl MethodCx<'_, '_> {
         })
     }
 
+    /// `invokestatic jrace/rt/R.hook` with the hook's descriptor ([`crate::hook_abi`]).
     pub(super) fn call(&mut self, hook: &'static str) -> Result<Insn, String> {
-        let idx = match self.ctx.pool.hooks.get(hook) {
+        if let Some(&i) = self.ctx.pool.hooks.get(hook) {
+            return Ok(Insn::with(op::INVOKESTATIC, Arg::Cp(i)));
+        }
+        let cp = &mut self.cf.constant_pool.entries;
+        let pool = &mut self.ctx.pool;
+        let class = class_entry(cp, &mut pool.r_class, R)?;
+        let d = crate::hook_abi::called(hook)
+            .ok_or_else(|| format!("a hook of jrace.rt.R, found `{hook}`"))?;
+        let desc = match pool.descs.get(d) {
             Some(i) => *i,
             None => {
-                // Appended without searching the pool for equal entries (which costs a scan
-                // of the whole pool per entry): a duplicate Utf8 or NameAndType is legal.
-                let cp = &mut self.cf.constant_pool.entries;
-                let pool = &mut self.ctx.pool;
-                let mut push = |c: Constant| -> Result<u16, String> {
-                    if cp.len() >= 65535 {
-                        return Err("room in the constant pool for the hooks".into());
-                    }
-                    cp.push(c);
-                    Ok((cp.len() - 1) as u16)
-                };
-                let class = match pool.r_class {
-                    Some(c) => c,
-                    None => {
-                        let n = push(Constant::Utf8(R.as_bytes().to_vec()))?;
-                        let c = push(Constant::Class(n))?;
-                        pool.r_class = Some(c);
-                        c
-                    }
-                };
-                let d = crate::hook_abi::called(hook)
-                    .ok_or_else(|| format!("a hook of jrace.rt.R, found `{hook}`"))?;
-                let desc = match pool.descs.get(d) {
-                    Some(i) => *i,
-                    None => {
-                        let i = push(Constant::Utf8(d.as_bytes().to_vec()))?;
-                        pool.descs.insert(d, i);
-                        i
-                    }
-                };
-                let name = push(Constant::Utf8(hook.as_bytes().to_vec()))?;
-                let nt = push(Constant::NameAndType(name, desc))?;
-                let i = push(Constant::Methodref(class, nt))?;
-                pool.hooks.insert(hook, i);
+                let i = append(cp, Constant::Utf8(d.as_bytes().to_vec()))?;
+                pool.descs.insert(d, i);
                 i
             }
         };
-        Ok(Insn::with(op::INVOKESTATIC, Arg::Cp(idx)))
+        let n = append(cp, Constant::Utf8(hook.as_bytes().to_vec()))?;
+        let i = method_entry(cp, class, n, desc)?;
+        pool.hooks.insert(hook, i);
+        Ok(Insn::with(op::INVOKESTATIC, Arg::Cp(i)))
     }
 
     /// `S; invokestatic hook`.
@@ -157,4 +121,34 @@ impl MethodCx<'_, '_> {
         let s = self.site(kind, bci);
         Ok([self.push(s)?, self.call(hook)?])
     }
+}
+
+// The hooks' entries are appended without searching the pool for equal ones (which costs a
+// scan of the whole pool per entry): a duplicate Utf8 or NameAndType is legal.
+
+/// Appends a constant; its index.
+fn append(cp: &mut Vec<Constant>, c: Constant) -> Result<u16, String> {
+    if cp.len() >= 65535 {
+        return Err("room in the constant pool for the hooks".into());
+    }
+    cp.push(c);
+    Ok((cp.len() - 1) as u16)
+}
+
+/// The Class entry of `name`, appended once (`slot` remembers it).
+fn class_entry(cp: &mut Vec<Constant>, slot: &mut Option<u16>, name: &str) -> Result<u16, String> {
+    if let Some(c) = *slot {
+        return Ok(c);
+    }
+    let n = append(cp, Constant::Utf8(name.as_bytes().to_vec()))?;
+    let c = append(cp, Constant::Class(n))?;
+    *slot = Some(c);
+    Ok(c)
+}
+
+/// A Methodref of class `class`, with the name and descriptor at Utf8 indices `name` and
+/// `desc`.
+fn method_entry(cp: &mut Vec<Constant>, class: u16, name: u16, desc: u16) -> Result<u16, String> {
+    let nt = append(cp, Constant::NameAndType(name, desc))?;
+    append(cp, Constant::Methodref(class, nt))
 }

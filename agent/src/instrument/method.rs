@@ -341,21 +341,8 @@ impl Rewrite<'_, '_, '_> {
             e0(self.ed.insert_prologue(&[Insn::new(op::ALOAD_0), p, c], 2))?;
         }
         if let Some(tok) = self.t.tok {
-            let mut handlers: Vec<u16> = self
-                .f
-                .exception_table
-                .iter()
-                .map(|x| x.handler_pc)
-                .collect();
-            handlers.sort_unstable();
-            handlers.dedup();
-            for h in handlers {
-                let Some(i) = self.ed.index_at(h as u32) else {
-                    continue;
-                };
-                let [p, c] = self
-                    .mcx
-                    .hook(SiteKind::BarrierUnwind, h as u32, "bpunwind")?;
+            for (h, i) in self.handler_starts(|_| true) {
+                let [p, c] = self.mcx.hook(SiteKind::BarrierUnwind, h, "bpunwind")?;
                 e0(self.ed.insert_before(i, &[local(op::ILOAD, tok), p, c], 2))?;
             }
         }
@@ -534,39 +521,42 @@ impl Rewrite<'_, '_, '_> {
             return Ok(());
         }
         let cp = &self.mcx.cf.constant_pool;
-        let mut handlers: Vec<u16> = self
-            .f
-            .exception_table
-            .iter()
-            .filter(|x| {
-                x.catch_type == 0
-                    || matches!(
-                        cp.class_name(x.catch_type).as_deref(),
-                        Some(
-                            "java/lang/InterruptedException"
-                                | "java/lang/Exception"
-                                | "java/lang/Throwable"
-                        )
+        let handlers = self.handler_starts(|x| {
+            x.catch_type == 0
+                || matches!(
+                    cp.class_name(x.catch_type).as_deref(),
+                    Some(
+                        "java/lang/InterruptedException"
+                            | "java/lang/Exception"
+                            | "java/lang/Throwable"
                     )
-            })
-            .map(|x| x.handler_pc)
-            .collect();
-        handlers.sort_unstable();
-        handlers.dedup();
-        for h in handlers {
-            let Some(i) = self.ed.index_at(h as u32) else {
-                continue;
-            };
+                )
+        });
+        for (h, i) in handlers {
             let kind = SiteKind::Call {
                 owner: "$handler".into(),
                 name: "$caught".into(),
                 desc: "(Ljava/lang/Throwable;)V".into(),
                 via: None,
             };
-            let [p, c] = self.mcx.hook(kind, h as u32, "before")?;
+            let [p, c] = self.mcx.hook(kind, h, "before")?;
             e0(self.ed.insert_before(i, &[Insn::new(op::DUP), p, c], 2))?;
         }
         Ok(())
+    }
+
+    /// The start offsets of the exception handlers `keep` selects, once each, in order,
+    /// with their instruction indices.
+    fn handler_starts(&self, keep: impl Fn(&ExceptionEntry) -> bool) -> Vec<(u32, usize)> {
+        let mut pcs: Vec<u16> = (self.f.exception_table.iter())
+            .filter(|x| keep(x))
+            .map(|x| x.handler_pc)
+            .collect();
+        pcs.sort_unstable();
+        pcs.dedup();
+        pcs.into_iter()
+            .filter_map(|h| Some((h as u32, self.ed.index_at(h as u32)?)))
+            .collect()
     }
 
     /// The catch-all handler: BarrierPairs of this frame end (before the monitor of a
