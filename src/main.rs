@@ -9,9 +9,8 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use jrace_analyzer::{
-    engine, pipeline, registry, report, report_deadlock, report_html, triage, witness, witness_view,
-};
+use jrace_analyzer::report::{self, deadlock as report_deadlock, html as report_html, triage};
+use jrace_analyzer::{engine, pipeline, registry, witness, witness_view};
 use jrace_trace::tree::{self, Mode};
 use jrace_trace::EventSource;
 use std::io::{IsTerminal, Write};
@@ -722,7 +721,7 @@ fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let mut rep = if reports.len() == 1 {
         reports.pop().expect("one report").1
     } else {
-        jrace_analyzer::merge::merge(reports)
+        jrace_analyzer::report::merge::merge(reports)
     };
     triage.apply(&mut rep);
     // The traces as expanded: a directory holding one trace names that trace, so that the

@@ -10,18 +10,14 @@ pub mod detectors;
 pub mod engine;
 pub mod facts;
 mod history;
-pub mod merge;
 #[cfg(any(test, feature = "testing"))]
 pub mod oracle;
 pub mod pipeline;
 pub mod registry;
 pub mod report;
-pub mod report_deadlock;
-pub mod report_html;
 pub mod sync;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod triage;
 pub mod vc;
 pub mod witness;
 pub mod witness_view;

@@ -191,7 +191,7 @@ pub fn analyze(
             d.witness = f
                 .schedule
                 .as_deref()
-                .map(|s| crate::report_deadlock::steps(t, s));
+                .map(|s| crate::report::deadlock::steps(t, s));
         }
     }
     drop_aside(analysis);

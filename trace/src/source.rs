@@ -3,7 +3,6 @@
 
 use crate::error::TraceError;
 use crate::model::*;
-use std::path::Path;
 
 /// Events in the recorded global order, one at a time. Names are interned into
 /// [`EventSource::symbols`] as they are met, so an id in an event is always resolvable by
@@ -146,15 +145,6 @@ impl CutReason {
     }
 }
 
-/// Opens a trace: a directory is an agent trace directory, anything else a `.std` file.
-pub fn open(path: &Path) -> Result<Box<dyn EventSource>, TraceError> {
-    if path.is_dir() {
-        Ok(Box::new(crate::binlog::TraceReader::open(path)?))
-    } else {
-        Ok(Box::new(crate::std_format::StdReader::open(path)?))
-    }
-}
-
 /// Reads a whole trace into memory.
 pub fn read_all(src: &mut dyn EventSource) -> Result<Trace, TraceError> {
     let mut events = Vec::new();
@@ -166,10 +156,4 @@ pub fn read_all(src: &mut dyn EventSource) -> Result<Trace, TraceError> {
         events,
         has_branches: src.has_branches(),
     })
-}
-
-/// Loads a trace file or directory into memory.
-pub fn load(path: &Path) -> Result<Trace, TraceError> {
-    let mut src = open(path)?;
-    read_all(src.as_mut())
 }

@@ -357,22 +357,6 @@ fn lock_badges(v: &[String]) -> String {
         .join(" ")
 }
 
-/// HTML-escapes `& < > " '`.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
-
 // (A newline first, as the page has always had it.)
 const CSS: &str = concat!("\n", include_str!("../html/witness.css"));
 const JS: &str = concat!("\n", include_str!("../html/witness.js"));

@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 mod html;
 mod text;
 
-pub use html::esc;
+pub use crate::report::html::esc;
 
 /// Beyond this many threads in a schedule, non-racing threads share one `others` column.
 pub const MAX_THREAD_COLUMNS: usize = 8;
@@ -135,7 +135,7 @@ pub struct View {
     pub ending: usize,
     /// The deadlock shown, for a deadlock's view ([`View::for_deadlock`]); `race` then
     /// only carries its id.
-    pub deadlock: Option<crate::report_deadlock::DeadlockReport>,
+    pub deadlock: Option<crate::report::deadlock::DeadlockReport>,
     /// The feasibility model the schedule needs (docs/DETECTORS.md#witnesses): `rf` when
     /// every read keeps its recorded writer, `value` when some read changes writer but not
     /// value, `cf` when some read's value changes (only `mcm` and `rdit` report such
@@ -213,21 +213,22 @@ impl View {
     /// each thread's blocked request as a final row.
     pub fn for_deadlock(
         trace: &Trace,
-        d: &crate::report_deadlock::DeadlockReport,
+        d: &crate::report::deadlock::DeadlockReport,
     ) -> Result<View, ViewError> {
         let steps = d.witness.as_ref().ok_or(ViewError::NotAnalyzed)?;
         let mut events: Vec<u64> = steps.iter().map(|s| s.event).collect();
         events.extend(d.threads.iter().map(|t| t.requested_at.event));
-        let site = |t: &crate::report_deadlock::DeadlockThreadReport| crate::report::AccessReport {
-            thread: t.thread.clone(),
-            op: "acquire",
-            location: t.requested_at.location.clone(),
-            method: t.requested_at.method.clone(),
-            event: t.requested_at.event,
-            locks: vec![t.holds.clone()],
-            stack: t.requested_at.stack.clone(),
-            created_at: None,
-        };
+        let site =
+            |t: &crate::report::deadlock::DeadlockThreadReport| crate::report::AccessReport {
+                thread: t.thread.clone(),
+                op: "acquire",
+                location: t.requested_at.location.clone(),
+                method: t.requested_at.method.clone(),
+                event: t.requested_at.event,
+                locks: vec![t.holds.clone()],
+                stack: t.requested_at.stack.clone(),
+                created_at: None,
+            };
         let k = d.threads.len();
         let placeholder = RaceReport {
             id: d.id,
@@ -548,7 +549,7 @@ impl View {
         }
     }
 
-    fn deadlock_header(&self, d: &crate::report_deadlock::DeadlockReport) -> Vec<String> {
+    fn deadlock_header(&self, d: &crate::report::deadlock::DeadlockReport) -> Vec<String> {
         let mut out = vec![format!(
             "deadlock {}  {} threads  fingerprint {}",
             d.id,
@@ -575,7 +576,7 @@ impl View {
         out
     }
 
-    fn deadlock_footer(&self, d: &crate::report_deadlock::DeadlockReport) -> String {
+    fn deadlock_footer(&self, d: &crate::report::deadlock::DeadlockReport) -> String {
         let k = d.threads.len();
         let ran = self.rows.len() - self.ending;
         let when = if ran == 0 {

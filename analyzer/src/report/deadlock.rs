@@ -99,7 +99,7 @@ pub fn fingerprint(threads: &[DeadlockThreadReport]) -> String {
     parts.sort();
     let mut all = vec!["deadlock-v1"];
     all.extend(parts.iter().map(String::as_str));
-    crate::triage::fnv_fingerprint(&all)
+    crate::report::triage::fnv_fingerprint(&all)
 }
 
 /// The steps of schedule `s` (0-based indices of `trace`).

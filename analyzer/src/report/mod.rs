@@ -3,6 +3,11 @@
 //! Detectors report each access's index, location, thread and kind; the locks held and
 //! where the thread started come from [`crate::facts`].
 
+pub mod deadlock;
+pub mod html;
+pub mod merge;
+pub mod triage;
+
 use crate::engine::Analysis;
 use crate::facts::EventFacts;
 use jrace_trace::Symbols;
@@ -35,14 +40,14 @@ pub struct RaceReport {
     pub kind: String,
     pub accesses: [AccessReport; 2],
     pub detectors: Vec<&'static str>,
-    /// Stable across runs and schedules ([`crate::triage::fingerprint`]).
+    /// Stable across runs and schedules ([`crate::report::triage::fingerprint`]).
     pub fingerprint: String,
-    /// With `--baseline`: `new` or `known` ([`crate::triage::Baseline`]).
+    /// With `--baseline`: `new` or `known` ([`crate::report::triage::Baseline`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<&'static str>,
     /// In a report of several traces: every trace the race was seen in, with its id there.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub seen_in: Vec<crate::merge::SeenIn>,
+    pub seen_in: Vec<crate::report::merge::SeenIn>,
     /// With `--witness`: `Some(Some(schedule))`, or `Some(None)` (written as `null`) when
     /// no witness validates. Without `--witness`: `None`, and the field is left out.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -208,22 +213,22 @@ pub struct Report {
     pub detectors: Vec<DetectorSummary>,
     pub races: Vec<RaceReport>,
     /// Predicted deadlocks, when the `deadlock` detector ran
-    /// ([`crate::report_deadlock`]).
+    /// ([`crate::report::deadlock`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deadlocks: Option<Vec<crate::report_deadlock::DeadlockReport>>,
+    pub deadlocks: Option<Vec<crate::report::deadlock::DeadlockReport>>,
     /// With suppressions: the races they took out of `races`, per rule.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub suppressed: Option<crate::triage::Suppressed>,
+    pub suppressed: Option<crate::report::triage::Suppressed>,
     /// Races beyond `--max-races`, counted but not described ([`Omitted`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub omitted: Option<Omitted>,
     /// With `--baseline`: how many races are new and how many the baseline has.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<crate::triage::BaselineSummary>,
-    /// In a report of several traces ([`crate::merge`]): each trace; `trace` then has the
+    pub baseline: Option<crate::report::triage::BaselineSummary>,
+    /// In a report of several traces ([`crate::report::merge`]): each trace; `trace` then has the
     /// totals.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub traces: Option<Vec<crate::merge::TraceEntry>>,
+    pub traces: Option<Vec<crate::report::merge::TraceEntry>>,
 }
 
 /// The event indices [`build`] needs facts for.
@@ -315,7 +320,7 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
                 seen_in: Vec::new(),
                 witness: None,
             };
-            r.fingerprint = crate::triage::fingerprint(&r);
+            r.fingerprint = crate::report::triage::fingerprint(&r);
             r
         })
         .collect();
@@ -330,7 +335,7 @@ pub fn build(a: &Analysis, facts: &HashMap<u64, EventFacts>) -> Report {
         },
         detectors,
         races,
-        deadlocks: crate::report_deadlock::build(a),
+        deadlocks: crate::report::deadlock::build(a),
         suppressed: None,
         omitted: None,
         baseline: None,
@@ -398,7 +403,7 @@ pub fn to_text(r: &Report) -> String {
         grouped_races(&mut s, r);
     }
     for d in r.deadlocks.iter().flatten() {
-        crate::report_deadlock::text_block(&mut s, d);
+        crate::report::deadlock::text_block(&mut s, d);
     }
     match &r.traces {
         None => {
@@ -700,7 +705,7 @@ pub fn to_sarif(r: &Report) -> String {
         r.deadlocks
             .iter()
             .flatten()
-            .map(crate::report_deadlock::sarif_result),
+            .map(crate::report::deadlock::sarif_result),
     );
     // A trace cut short is the run's notification, not a result.
     let mut invocation = json!({"executionSuccessful": true});

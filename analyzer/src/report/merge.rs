@@ -1,5 +1,5 @@
 //! One report for many traces: a test suite starts tens of JVMs, each with its own trace
-//! (`out=DIR/%p`). Their reports are merged by race fingerprint ([`crate::triage`]): a
+//! (`out=DIR/%p`). Their reports are merged by race fingerprint ([`crate::report::triage`]): a
 //! race seen in several JVMs is listed once, with every trace (and its race id there)
 //! it was seen in, so that `jrace witness TRACE --race ID` still finds it.
 
@@ -44,7 +44,7 @@ pub fn merge(reports: Vec<(String, Report)>) -> Report {
     // matched by fingerprint, so the same race omitted in two traces counts twice.
     let mut omitted: Option<crate::report::Omitted> = None;
     // Deadlocks, one per fingerprint, in first-seen order.
-    let mut deadlocks: Option<Vec<crate::report_deadlock::DeadlockReport>> = None;
+    let mut deadlocks: Option<Vec<crate::report::deadlock::DeadlockReport>> = None;
     for (name, mut rep) in reports {
         if let Some(ds) = rep.deadlocks.take() {
             let all = deadlocks.get_or_insert_with(Vec::new);
@@ -174,7 +174,7 @@ mod tests {
             seen_in: vec![],
             witness: None,
         };
-        r.fingerprint = crate::triage::fingerprint(&r);
+        r.fingerprint = crate::report::triage::fingerprint(&r);
         r
     }
 
@@ -271,7 +271,7 @@ mod tests {
     /// The same deadlock in two JVMs is listed once; the detector's count follows.
     #[test]
     fn deadlocks_merge_by_fingerprint() {
-        use crate::report_deadlock::{DeadlockReport, DeadlockThreadReport, LockSite};
+        use crate::report::deadlock::{DeadlockReport, DeadlockThreadReport, LockSite};
         let site = |loc: &str| LockSite {
             location: loc.into(),
             method: None,
@@ -297,7 +297,7 @@ mod tests {
             ];
             DeadlockReport {
                 id: 1,
-                fingerprint: crate::report_deadlock::fingerprint(&threads),
+                fingerprint: crate::report::deadlock::fingerprint(&threads),
                 threads,
                 schedule_events: 4,
                 witness: None,

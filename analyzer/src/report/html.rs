@@ -6,7 +6,6 @@
 //! order. The style and the script live in `html/` beside this file.
 
 use crate::report::{AccessReport, RaceReport, Report};
-use crate::witness_view::esc;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -15,8 +14,8 @@ use std::fmt::Write as _;
 /// by step, in a collapsed frame.
 pub type WitnessPages = HashMap<(String, u64), String>;
 
-const CSS: &str = include_str!("html/report.css");
-const JS: &str = include_str!("html/report.js");
+const CSS: &str = include_str!("../html/report.css");
+const JS: &str = include_str!("../html/report.js");
 
 /// The class a race's variable belongs to, for sorting: `pkg.Class` of `pkg.Class.field`;
 /// an array type (`int[]`), a recorder's own name (`$task`) or an undotted name is its
@@ -75,7 +74,7 @@ pub fn to_html(r: &Report, source: &str, generator: &str, views: &WitnessPages) 
 
 /// The predicted deadlocks: per deadlock, each thread's held and requested lock with
 /// where it took and requests them.
-fn deadlocks(o: &mut String, ds: &[crate::report_deadlock::DeadlockReport]) {
+fn deadlocks(o: &mut String, ds: &[crate::report::deadlock::DeadlockReport]) {
     let _ = writeln!(o, "<h2>Deadlocks</h2>");
     if ds.is_empty() {
         let _ = writeln!(o, "<p class=\"none\">No deadlock was predicted.</p>");
@@ -354,6 +353,22 @@ fn shell_word(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
+}
+
+/// HTML-escapes `& < > " '`.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
 }
 
 #[cfg(test)]
