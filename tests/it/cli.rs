@@ -670,3 +670,42 @@ fn said_decides_contended_read_write_locks() {
         .collect();
     assert_eq!(by, ["said", "mcm"]);
 }
+
+/// A trace with more thread logs than the analyzer may open files (tens of thousands of
+/// virtual threads): the reader keeps no log file open between chunks, so it reads.
+#[test]
+fn a_trace_of_more_threads_than_open_files_is_read() {
+    let n = 300;
+    let mut std = String::new();
+    for k in 0..n {
+        std += &format!("main|fork(v{k})|M.java:1\nv{k}|w(slot{k})|V.java:2\n");
+    }
+    std += "v0|w(shared)|V.java:3\n";
+    for k in 1..n {
+        std += &format!("main|join(v{k})|M.java:4\n");
+    }
+    std += "main|r(shared)|M.java:5\n";
+    let dir = tmp("many-threads.trace");
+    common::binary_trace(&std, None, &dir);
+    assert!(std::fs::read_dir(&dir).unwrap().count() > n);
+    let script = format!(
+        "ulimit -n 64 && exec {} analyze {} -d hb",
+        env!("CARGO_BIN_EXE_jrace"),
+        dir.display()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(&format!("{} threads", n + 1)), "{stdout}");
+    // v0 is never joined: its write of `shared` races with main's read.
+    assert!(stdout.contains("hb: 1 race"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

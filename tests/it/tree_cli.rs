@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::{jrace, root};
 use jrace_analyzer::testing::vector_files;
-use jrace_trace::binlog::{Table, TraceWriter};
-use jrace_trace::tree::{Mode, META_FILTERED};
+use jrace_trace::tree::Mode;
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("jrace-tree-test-{}", std::process::id()));
@@ -164,37 +163,7 @@ fn detectors_that_need_every_access_are_refused() {
 
 /// A trace directory holding `std` with the metadata of a recording filtered in `mode`.
 fn recorded_filtered(std: &str, mode: Mode, dir: &Path) {
-    let t = jrace_trace::std_format::parse_str(std, "t.std").unwrap();
-    let _ = std::fs::remove_dir_all(dir);
-    let w = TraceWriter::create(dir).unwrap();
-    let s = &t.symbols;
-    for (id, n) in s.threads.names().iter().enumerate() {
-        w.name(Table::Thread, id as u32, n).unwrap();
-    }
-    for (id, n) in s.statics.names().iter().enumerate() {
-        w.name(Table::Static, id as u32, n).unwrap();
-    }
-    for (id, n) in s.locks.names().iter().enumerate() {
-        w.name(Table::Lock, id as u32, n).unwrap();
-    }
-    for (id, n) in s.vars.names().iter().enumerate() {
-        w.var(id as u32, s.var_static[id], n).unwrap();
-    }
-    for (id, n) in s.locs.names().iter().enumerate() {
-        w.loc(id as u32, n, None).unwrap();
-    }
-    w.set_meta(META_FILTERED, &mode.flag()).unwrap();
-    let mut logs = std::collections::HashMap::new();
-    for (i, e) in t.events.iter().enumerate() {
-        let log = logs
-            .entry(e.thread)
-            .or_insert_with(|| w.thread_log(e.thread).unwrap());
-        log.append(i as u64, e).unwrap();
-    }
-    for (_, log) in logs {
-        log.finish().unwrap();
-    }
-    w.finish().unwrap();
+    common::binary_trace(std, Some(mode), dir);
 }
 
 #[test]

@@ -76,3 +76,43 @@ pub fn convert_to_std(trace: &std::path::Path, out: &std::path::Path) -> String 
     convert(trace, "std", out);
     std::fs::read_to_string(out).unwrap()
 }
+
+/// A binary trace directory (as the agent writes) holding the `.std` text `std`, one log
+/// per thread; with `filtered`, the metadata of a recording filtered in that TREE mode.
+#[allow(dead_code)]
+pub fn binary_trace(std: &str, filtered: Option<jrace_trace::tree::Mode>, dir: &std::path::Path) {
+    use jrace_trace::binlog::{Table, TraceWriter};
+    let t = jrace_trace::std_format::parse_str(std, "t.std").unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    let w = TraceWriter::create(dir).unwrap();
+    let s = &t.symbols;
+    for (id, n) in s.threads.names().iter().enumerate() {
+        w.name(Table::Thread, id as u32, n).unwrap();
+    }
+    for (id, n) in s.statics.names().iter().enumerate() {
+        w.name(Table::Static, id as u32, n).unwrap();
+    }
+    for (id, n) in s.locks.names().iter().enumerate() {
+        w.name(Table::Lock, id as u32, n).unwrap();
+    }
+    for (id, n) in s.vars.names().iter().enumerate() {
+        w.var(id as u32, s.var_static[id], n).unwrap();
+    }
+    for (id, n) in s.locs.names().iter().enumerate() {
+        w.loc(id as u32, n, None).unwrap();
+    }
+    if let Some(mode) = filtered {
+        w.set_meta(jrace_trace::tree::META_FILTERED, &mode.flag()).unwrap();
+    }
+    let mut logs = std::collections::HashMap::new();
+    for (i, e) in t.events.iter().enumerate() {
+        let log = logs
+            .entry(e.thread)
+            .or_insert_with(|| w.thread_log(e.thread).unwrap());
+        log.append(i as u64, e).unwrap();
+    }
+    for (_, log) in logs {
+        log.finish().unwrap();
+    }
+    w.finish().unwrap();
+}

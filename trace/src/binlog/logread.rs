@@ -56,7 +56,10 @@ enum Open {
 pub struct LogReader {
     sealed_path: PathBuf,
     open_path: PathBuf,
-    file: Option<File>,
+    /// Sealed chunks are left to read. The file is opened for each chunk and closed after
+    /// it, so that a trace of more threads than the process may open files (tens of
+    /// thousands of virtual threads) still reads.
+    sealed: bool,
     len: u64,
     pos: u64,
     /// Number of the next sealed chunk expected.
@@ -159,20 +162,20 @@ impl LogReader {
                 f.read_exact(&mut h)
                     .map_err(|e| TraceError::io(&sealed_path, e))?;
                 check_header(&sealed_path, &h, LOG_MAGIC, id)?;
-                (Some(f), len)
+                (true, len)
             }
             // Killed between creating the open chunk and the sealed file: no chunk sealed.
             Err(e)
                 if e.kind() == std::io::ErrorKind::NotFound && matches!(open, Open::Chunk(..)) =>
             {
-                (None, 0)
+                (false, 0)
             }
             Err(e) => return Err(TraceError::io(&sealed_path, e)),
         };
         Ok(LogReader {
             sealed_path,
             open_path,
-            file,
+            sealed: file,
             len,
             pos: LOG_HEADER as u64,
             next: 0,
@@ -195,7 +198,7 @@ impl LogReader {
         if self.done {
             return Ok(None);
         }
-        if let Some(file) = self.file.as_mut() {
+        if self.sealed {
             let at = self.pos;
             let left = self.len - at;
             let torn = |what: String| -> Result<(), TraceError> {
@@ -208,15 +211,17 @@ impl LogReader {
                 ))
             };
             if left == 0 {
-                self.file = None;
+                self.sealed = false;
             } else if left < FRAME_HEADER as u64 {
                 if matches!(self.open, Open::Absent) {
                     torn(format!(
                         "expected a {FRAME_HEADER}-byte frame header, found {left} bytes"
                     ))?;
                 }
-                self.file = None; // torn by a kill: dropped
+                self.sealed = false; // torn by a kill: dropped
             } else {
+                let mut file =
+                    File::open(&self.sealed_path).map_err(|e| TraceError::io(&self.sealed_path, e))?;
                 let mut h = [0u8; FRAME_HEADER];
                 file.seek(SeekFrom::Start(at))
                     .map_err(|e| TraceError::io(&self.sealed_path, e))?;
@@ -245,7 +250,7 @@ impl LogReader {
                             left - FRAME_HEADER as u64
                         ))?;
                     }
-                    self.file = None;
+                    self.sealed = false;
                     return self.after_sealed(buf);
                 }
                 self.comp.resize(comp_len as usize, 0);
