@@ -1,56 +1,293 @@
-//! Vector clocks indexed by thread id, growing on demand.
+//! Vector clocks indexed by thread id.
+//!
+//! A clock is *sparse* (sorted `(thread, value)` pairs) while few of its entries are
+//! non-zero for the thread ids it spans, and *dense* (one slot per thread id up to the
+//! largest) once that costs no more. Traces of a few threads have dense clocks after their
+//! first events, as before; traces of thousands of (virtual) threads, where most clocks
+//! (a thread's own lock, a volatile only it and its starter touch) name a handful of
+//! threads with large ids, no longer cost a slot per thread in every clock, which made
+//! memory quadratic in the number of threads.
 
 use jrace_trace::ThreadId;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VectorClock(Vec<u32>);
+/// Sparse clocks with at least this many entries become dense when a dense clock would
+/// take no more than [`DENSE_FACTOR`] times as many slots as they have entries.
+const SPARSE_MIN: usize = 8;
+const DENSE_FACTOR: usize = 4;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Repr {
+    /// Non-zero entries, sorted by thread id.
+    Sparse(Vec<(ThreadId, u32)>),
+    Dense(Vec<u32>),
+}
+
+#[derive(Clone, Debug)]
+pub struct VectorClock(Repr);
+
+/// Equal as clocks, whatever their forms.
+impl PartialEq for VectorClock {
+    fn eq(&self, other: &VectorClock) -> bool {
+        self.entries().eq(other.entries())
+    }
+}
+
+impl Eq for VectorClock {}
+
+impl Default for VectorClock {
+    fn default() -> VectorClock {
+        VectorClock(Repr::Sparse(Vec::new()))
+    }
+}
 
 impl VectorClock {
     pub fn new() -> VectorClock {
-        VectorClock(Vec::new())
+        VectorClock::default()
     }
+
     #[inline]
     pub fn get(&self, t: ThreadId) -> u32 {
-        self.0.get(t as usize).copied().unwrap_or(0)
+        match &self.0 {
+            Repr::Dense(d) => d.get(t as usize).copied().unwrap_or(0),
+            Repr::Sparse(s) => match s.binary_search_by_key(&t, |e| e.0) {
+                Ok(i) => s[i].1,
+                Err(_) => 0,
+            },
+        }
     }
+
     #[inline]
     pub fn set(&mut self, t: ThreadId, v: u32) {
-        let i = t as usize;
-        if i >= self.0.len() {
-            self.0.resize(i + 1, 0);
+        match &mut self.0 {
+            Repr::Dense(d) => {
+                let i = t as usize;
+                if i >= d.len() {
+                    d.resize(i + 1, 0);
+                }
+                d[i] = v;
+            }
+            Repr::Sparse(s) => {
+                match s.binary_search_by_key(&t, |e| e.0) {
+                    Ok(i) if v == 0 => {
+                        s.remove(i);
+                    }
+                    Ok(i) => s[i].1 = v,
+                    Err(_) if v == 0 => {}
+                    Err(i) => s.insert(i, (t, v)),
+                }
+                self.maybe_densify();
+            }
         }
-        self.0[i] = v;
     }
+
     #[inline]
     pub fn inc(&mut self, t: ThreadId) {
         let v = self.get(t);
         self.set(t, v + 1);
     }
+
     /// Pointwise maximum into `self`.
     #[inline]
     pub fn join(&mut self, other: &VectorClock) {
-        if other.0.len() > self.0.len() {
-            self.0.resize(other.0.len(), 0);
-        }
-        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
-            if *b > *a {
-                *a = *b;
+        match (&mut self.0, &other.0) {
+            (Repr::Dense(a), Repr::Dense(b)) => join_dense(a, b),
+            (Repr::Dense(a), Repr::Sparse(b)) => {
+                if let Some(&(t, _)) = b.last() {
+                    if t as usize >= a.len() {
+                        a.resize(t as usize + 1, 0);
+                    }
+                }
+                for &(t, v) in b {
+                    let x = &mut a[t as usize];
+                    if v > *x {
+                        *x = v;
+                    }
+                }
+            }
+            (Repr::Sparse(a), Repr::Dense(b)) => {
+                let mut d = b.clone();
+                for &(t, v) in a.iter() {
+                    let i = t as usize;
+                    if i >= d.len() {
+                        d.resize(i + 1, 0);
+                    }
+                    if v > d[i] {
+                        d[i] = v;
+                    }
+                }
+                self.0 = Repr::Dense(d);
+            }
+            (Repr::Sparse(a), Repr::Sparse(b)) => {
+                if b.is_empty() {
+                    return;
+                }
+                let mut out = Vec::with_capacity(a.len() + b.len());
+                let (mut i, mut j) = (0, 0);
+                while i < a.len() && j < b.len() {
+                    let (x, y) = (a[i], b[j]);
+                    match x.0.cmp(&y.0) {
+                        std::cmp::Ordering::Less => {
+                            out.push(x);
+                            i += 1;
+                        }
+                        std::cmp::Ordering::Greater => {
+                            out.push(y);
+                            j += 1;
+                        }
+                        std::cmp::Ordering::Equal => {
+                            out.push((x.0, x.1.max(y.1)));
+                            i += 1;
+                            j += 1;
+                        }
+                    }
+                }
+                out.extend_from_slice(&a[i..]);
+                out.extend_from_slice(&b[j..]);
+                *a = out;
+                self.maybe_densify();
             }
         }
     }
+
     /// `self ⊑ other` pointwise.
     pub fn le(&self, other: &VectorClock) -> bool {
-        self.0
-            .iter()
-            .enumerate()
-            .all(|(i, &a)| a <= other.get(i as ThreadId))
+        match &self.0 {
+            Repr::Dense(a) => a
+                .iter()
+                .enumerate()
+                .all(|(i, &v)| v <= other.get(i as ThreadId)),
+            Repr::Sparse(a) => a.iter().all(|&(t, v)| v <= other.get(t)),
+        }
     }
-    /// Copies `other` into `self`, reusing the allocation.
+
+    /// Copies `other` into `self`, reusing the allocation when both have the same form.
     pub fn assign(&mut self, other: &VectorClock) {
-        self.0.clear();
-        self.0.extend_from_slice(&other.0);
+        match (&mut self.0, &other.0) {
+            (Repr::Dense(a), Repr::Dense(b)) => {
+                a.clear();
+                a.extend_from_slice(b);
+            }
+            (Repr::Sparse(a), Repr::Sparse(b)) => {
+                a.clear();
+                a.extend_from_slice(b);
+            }
+            _ => self.0 = other.0.clone(),
+        }
     }
-    pub fn as_slice(&self) -> &[u32] {
-        &self.0
+
+    /// The non-zero entries `(thread, value)`, by thread id.
+    pub fn entries(&self) -> impl Iterator<Item = (ThreadId, u32)> + '_ {
+        let (dense, sparse) = match &self.0 {
+            Repr::Dense(d) => (Some(d), None),
+            Repr::Sparse(s) => (None, Some(s)),
+        };
+        let d = dense.into_iter().flat_map(|d| {
+            d.iter()
+                .enumerate()
+                .filter(|(_, &v)| v != 0)
+                .map(|(i, &v)| (i as ThreadId, v))
+        });
+        d.chain(sparse.into_iter().flat_map(|s| s.iter().copied()))
+    }
+
+    fn maybe_densify(&mut self) {
+        if let Repr::Sparse(s) = &self.0 {
+            if s.len() >= SPARSE_MIN {
+                let span = s.last().map_or(0, |e| e.0 as usize + 1);
+                if span <= DENSE_FACTOR * s.len() {
+                    let mut d = vec![0u32; span];
+                    for &(t, v) in s {
+                        d[t as usize] = v;
+                    }
+                    self.0 = Repr::Dense(d);
+                }
+            }
+        }
+    }
+}
+
+#[inline]
+fn join_dense(a: &mut Vec<u32>, b: &[u32]) {
+    if b.len() > a.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b.iter()) {
+        if *y > *x {
+            *x = *y;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// A plain dense model of a clock.
+    fn model(c: &VectorClock, n: usize) -> Vec<u32> {
+        (0..n as ThreadId).map(|t| c.get(t)).collect()
+    }
+
+    #[test]
+    fn sparse_and_dense_agree_with_a_dense_model() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        for round in 0..300 {
+            // Thread ids from a narrow range (clocks densify) or a wide one (stay sparse).
+            let n: u32 = if round % 2 == 0 { 12 } else { 5000 };
+            let mut clocks: Vec<VectorClock> = (0..4).map(|_| VectorClock::new()).collect();
+            let mut models: Vec<Vec<u32>> = vec![vec![0; n as usize]; 4];
+            for _ in 0..60 {
+                let (i, j) = (rng.gen_range(0..4), rng.gen_range(0..4));
+                let t = rng.gen_range(0..n);
+                match rng.gen_range(0..5) {
+                    0 => {
+                        let v = rng.gen_range(0..50);
+                        clocks[i].set(t, v);
+                        models[i][t as usize] = v;
+                    }
+                    1 => {
+                        clocks[i].inc(t);
+                        models[i][t as usize] += 1;
+                    }
+                    2 => {
+                        let o = clocks[j].clone();
+                        clocks[i].join(&o);
+                        for k in 0..n as usize {
+                            models[i][k] = models[i][k].max(models[j][k]);
+                        }
+                    }
+                    3 => {
+                        let o = clocks[j].clone();
+                        clocks[i].assign(&o);
+                        models[i] = models[j].clone();
+                    }
+                    _ => {
+                        let le = models[i].iter().zip(&models[j]).all(|(a, b)| a <= b);
+                        assert_eq!(clocks[i].le(&clocks[j]), le);
+                    }
+                }
+                assert_eq!(model(&clocks[i], n as usize), models[i]);
+                let nz: Vec<(ThreadId, u32)> = models[i]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &v)| v != 0)
+                    .map(|(k, &v)| (k as ThreadId, v))
+                    .collect();
+                assert_eq!(clocks[i].entries().collect::<Vec<_>>(), nz);
+            }
+        }
+    }
+
+    #[test]
+    fn few_entries_with_large_ids_stay_sparse() {
+        let mut c = VectorClock::new();
+        c.set(0, 3);
+        c.set(29_999, 1);
+        assert!(matches!(c.0, Repr::Sparse(_)));
+        let mut d = VectorClock::new();
+        for t in 0..16 {
+            d.set(t, 1);
+        }
+        assert!(matches!(d.0, Repr::Dense(_)));
     }
 }
