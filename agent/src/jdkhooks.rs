@@ -22,6 +22,8 @@
 //! | `Shutdown.shutdown()` (static)                    | `before(null, VmShutdown)` | joins of every ended non-daemon thread |
 //! | `NioSocketImpl.write`/`close`/`shutdownOutput`, `SocketChannelImpl.write`/`blockingWriteFully`/`shutdownOutput`/`implCloseSelectableChannel` | `before(this, StreamSend)` | vwrite of the connection direction's `$tcp` variable |
 //! | `NioSocketImpl.read`, `SocketChannelImpl.read`/`blockingRead` (at each return) | `before(this, StreamReceive)` | vread of the opposite direction's `$tcp` variable |
+//! | `AsynchronousSocketChannelImpl.write`/`shutdownOutput`/`close` | `before(this, StreamSend)` | vwrite, as above |
+//! | `AsynchronousSocketChannelImpl.enableReading()` (a read is over, before it completes) | `before(this, StreamReceive)` | vread, as above |
 //!
 //! Two threads of one JVM that talk over a TCP connection (an in-process server and its
 //! client) are ordered by the kernel: what the sender did before sending comes before
@@ -72,6 +74,7 @@ pub const HOOKED: &[&str] = &[
     "java/lang/Shutdown",
     "sun/nio/ch/NioSocketImpl",
     "sun/nio/ch/SocketChannelImpl",
+    "sun/nio/ch/AsynchronousSocketChannelImpl",
 ];
 
 /// Where in the method a hook runs.
@@ -177,7 +180,9 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At
 /// shutting the output down count, since the peer then reads the end of the stream),
 /// `Some(true)` for one that received (hooked at its returns). `java.net.Socket`'s streams
 /// end in `NioSocketImpl` (JDK 13+), socket channels and their socket adaptors in
-/// `SocketChannelImpl`.
+/// `SocketChannelImpl`; asynchronous socket channels (NIO.2) in
+/// `AsynchronousSocketChannelImpl`, whose `enableReading()` runs once a read is over (the
+/// bytes are in the buffer) and before its future or handler completes.
 fn socket_hook(class: &str, name: &str, desc: &str) -> Option<bool> {
     match (class, name) {
         ("sun/nio/ch/NioSocketImpl", "read") if desc == "([BII)I" => Some(true),
@@ -192,6 +197,11 @@ fn socket_hook(class: &str, name: &str, desc: &str) -> Option<bool> {
         ("sun/nio/ch/SocketChannelImpl", "implCloseSelectableChannel") if desc == "()V" => {
             Some(false)
         }
+        ("sun/nio/ch/AsynchronousSocketChannelImpl", "enableReading") if desc == "()V" => {
+            Some(true)
+        }
+        ("sun/nio/ch/AsynchronousSocketChannelImpl", "write" | "shutdownOutput") => Some(false),
+        ("sun/nio/ch/AsynchronousSocketChannelImpl", "close") if desc == "()V" => Some(false),
         _ => None,
     }
 }

@@ -16,6 +16,8 @@ pub(super) struct NetIds {
     /// `SocketChannelImpl.localAddress`, `.remoteAddress`, `java.net.InetSocketAddress`
     /// and its `getPort()`.
     channel: OnceLock<Option<ChannelIds>>,
+    /// The same for `AsynchronousSocketChannelImpl` (fields of type InetSocketAddress).
+    async_channel: OnceLock<Option<ChannelIds>>,
 }
 
 struct ChannelIds {
@@ -30,20 +32,22 @@ impl NetIds {
         NetIds {
             socket: OnceLock::new(),
             channel: OnceLock::new(),
+            async_channel: OnceLock::new(),
         }
     }
 }
 
 const NIO_SOCKET: &str = "sun/nio/ch/NioSocketImpl";
+const ASYNC_CHANNEL: &str = "sun/nio/ch/AsynchronousSocketChannelImpl";
 
 impl Cx<'_> {
     /// A hooked socket `o` (of class `owner`) is about to send (`receive` false) or has
     /// received.
     pub(super) unsafe fn stream(&mut self, o: jobject, owner: &str, receive: bool, loc: u32) {
-        let ports = if owner == NIO_SOCKET {
-            self.socket_ports(o)
-        } else {
-            self.channel_ports(o)
+        let ports = match owner {
+            NIO_SOCKET => self.socket_ports(o),
+            ASYNC_CHANNEL => self.channel_ports(o, true),
+            _ => self.channel_ports(o, false),
         };
         // Not connected (yet), or closed: nothing travels.
         let Some((local, remote)) = ports.filter(|&(l, r)| l > 0 && r > 0) else {
@@ -94,15 +98,19 @@ impl Cx<'_> {
         ))
     }
 
-    unsafe fn channel_ports(&mut self, o: jobject) -> Option<(i32, i32)> {
+    /// `asynchronous`: an `AsynchronousSocketChannelImpl`, else a `SocketChannelImpl`.
+    unsafe fn channel_ports(&mut self, o: jobject, asynchronous: bool) -> Option<(i32, i32)> {
         let env = self.env;
-        let ids = self
-            .a
-            .net
-            .channel
+        let net = &self.a.net;
+        let (cache, addr) = if asynchronous {
+            (&net.async_channel, c"Ljava/net/InetSocketAddress;")
+        } else {
+            (&net.channel, c"Ljava/net/SocketAddress;")
+        };
+        let ids = cache
             .get_or_init(|| {
                 let k = jni!(env, GetObjectClass, o);
-                let addr = c"Ljava/net/SocketAddress;".as_ptr();
+                let addr = addr.as_ptr();
                 let local = jni!(env, GetFieldID, k, c"localAddress".as_ptr(), addr);
                 let remote = jni!(env, GetFieldID, k, c"remoteAddress".as_ptr(), addr);
                 jni!(env, DeleteLocalRef, k);

@@ -15,13 +15,18 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URL;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousServerSocketChannel;
+import java.nio.channels.AsynchronousSocketChannel;
+import java.nio.channels.CompletionHandler;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.CountDownLatch;
 
 // Family: threads of one JVM that talk over TCP (an in-process server and its client). The
 // kernel orders them: what a thread did before sending is ordered before what the
 // receiving thread does once the bytes arrived. Over java.net.Socket streams, over NIO
-// socket channels, and through the JDK's HTTP server and HttpURLConnection.
+// socket channels, over asynchronous channels (a future, a completion handler), and
+// through the JDK's HTTP server and HttpURLConnection.
 //
 // NORACE: families.Sockets.request
 //   the client writes it, then sends; the server reads it once the line arrived
@@ -30,6 +35,10 @@ import java.nio.channels.SocketChannel;
 // NORACE: families.Sockets.chanRequest
 //   the same over socket channels
 // NORACE: families.Sockets.chanAnswer
+// NORACE: families.Sockets.asyncRequest
+//   written before an asynchronous write, read after the server's read future completed
+// NORACE: families.Sockets.asyncAnswer
+//   written before the server's reply, read in the client's completion handler
 // NORACE: families.Sockets.httpRequest
 //   written before each HTTP request, read by the handler
 // NORACE: families.Sockets.httpAnswer
@@ -37,11 +46,13 @@ import java.nio.channels.SocketChannel;
 // RACE: families.Sockets.late @lateW @lateR
 //   the server writes it after its last reply; the client reads it after that reply
 public class Sockets {
-    static int request, answer, chanRequest, chanAnswer, httpRequest, httpAnswer, late;
+    static int request, answer, chanRequest, chanAnswer, asyncRequest, asyncAnswer;
+    static int httpRequest, httpAnswer, late;
 
     public static void main(String[] args) throws Exception {
         InetAddress lo = InetAddress.getLoopbackAddress();
-        System.out.println(streams(lo) + " " + channels(lo) + " " + http(lo));
+        System.out.println(
+            streams(lo) + " " + channels(lo) + " " + asynchronous(lo) + " " + http(lo));
     }
 
     static int streams(InetAddress lo) throws Exception {
@@ -100,6 +111,43 @@ public class Sockets {
                 server.join();
                 return seen;
             }
+        }
+    }
+
+    static int asynchronous(InetAddress lo) throws Exception {
+        try (AsynchronousServerSocketChannel ss = AsynchronousServerSocketChannel.open()) {
+            ss.bind(new InetSocketAddress(lo, 0));
+            Thread server = new Thread(() -> {
+                try (AsynchronousSocketChannel s = ss.accept().get()) {
+                    ByteBuffer b = ByteBuffer.allocate(4);
+                    while (b.hasRemaining() && s.read(b).get() >= 0) { }
+                    asyncAnswer = asyncRequest + 1;
+                    s.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4})).get();
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            }, "async-server");
+            server.start();
+            int[] seen = new int[1];
+            try (AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
+                c.connect(ss.getLocalAddress()).get();
+                asyncRequest = 6;
+                c.write(ByteBuffer.wrap(new byte[] {5, 6, 7, 8})).get();
+                CountDownLatch done = new CountDownLatch(1);
+                c.read(ByteBuffer.allocate(4), null, new CompletionHandler<Integer, Void>() {
+                    public void completed(Integer n, Void a) {
+                        seen[0] = asyncAnswer;
+                        done.countDown();
+                    }
+
+                    public void failed(Throwable t, Void a) {
+                        done.countDown();
+                    }
+                });
+                done.await();
+            }
+            server.join();
+            return seen[0];
         }
     }
 

@@ -102,7 +102,8 @@ pub fn binary_trace(std: &str, filtered: Option<jrace_trace::tree::Mode>, dir: &
         w.loc(id as u32, n, None).unwrap();
     }
     if let Some(mode) = filtered {
-        w.set_meta(jrace_trace::tree::META_FILTERED, &mode.flag()).unwrap();
+        w.set_meta(jrace_trace::tree::META_FILTERED, &mode.flag())
+            .unwrap();
     }
     let mut logs = std::collections::HashMap::new();
     for (i, e) in t.events.iter().enumerate() {

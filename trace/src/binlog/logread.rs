@@ -220,8 +220,8 @@ impl LogReader {
                 }
                 self.sealed = false; // torn by a kill: dropped
             } else {
-                let mut file =
-                    File::open(&self.sealed_path).map_err(|e| TraceError::io(&self.sealed_path, e))?;
+                let mut file = File::open(&self.sealed_path)
+                    .map_err(|e| TraceError::io(&self.sealed_path, e))?;
                 let mut h = [0u8; FRAME_HEADER];
                 file.seek(SeekFrom::Start(at))
                     .map_err(|e| TraceError::io(&self.sealed_path, e))?;
