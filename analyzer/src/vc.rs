@@ -252,8 +252,9 @@ mod tests {
                     2 => {
                         let o = clocks[j].clone();
                         clocks[i].join(&o);
-                        for k in 0..n as usize {
-                            models[i][k] = models[i][k].max(models[j][k]);
+                        let mj = models[j].clone();
+                        for (a, b) in models[i].iter_mut().zip(mj) {
+                            *a = (*a).max(b);
                         }
                     }
                     3 => {
