@@ -10,8 +10,11 @@
 
 use jrace_trace::ThreadId;
 
-/// Sparse clocks with at least this many entries become dense when a dense clock would
-/// take no more than [`DENSE_FACTOR`] times as many slots as they have entries.
+/// A sparse clock becomes dense when it spans at most [`DENSE_SPAN`] thread ids (a few
+/// cache lines: every clock of a trace of a few threads), or when it has at least
+/// [`SPARSE_MIN`] entries and a dense clock would take no more than [`DENSE_FACTOR`] times
+/// as many slots as it has entries.
+const DENSE_SPAN: usize = 32;
 const SPARSE_MIN: usize = 8;
 const DENSE_FACTOR: usize = 4;
 
@@ -62,6 +65,15 @@ impl VectorClock {
             Repr::Dense(d) => {
                 let i = t as usize;
                 if i >= d.len() {
+                    if v == 0 {
+                        return;
+                    }
+                    if !worth_dense(i + 1, nonzero(d) + 1) {
+                        let mut sp = to_sparse(d);
+                        sp.push((t, v));
+                        self.0 = Repr::Sparse(sp);
+                        return;
+                    }
                     d.resize(i + 1, 0);
                 }
                 d[i] = v;
@@ -94,6 +106,11 @@ impl VectorClock {
             (Repr::Dense(a), Repr::Sparse(b)) => {
                 if let Some(&(t, _)) = b.last() {
                     if t as usize >= a.len() {
+                        if !worth_dense(t as usize + 1, nonzero(a) + b.len()) {
+                            let sp = to_sparse(a);
+                            self.0 = Repr::Sparse(sp);
+                            return self.join(other);
+                        }
                         a.resize(t as usize + 1, 0);
                     }
                 }
@@ -105,6 +122,12 @@ impl VectorClock {
                 }
             }
             (Repr::Sparse(a), Repr::Dense(b)) => {
+                let span = b.len().max(a.last().map_or(0, |e| e.0 as usize + 1));
+                if !worth_dense(span, a.len() + nonzero(b)) {
+                    let sb = to_sparse(b);
+                    *a = merge_sparse(a, &sb);
+                    return;
+                }
                 let mut d = b.clone();
                 for &(t, v) in a.iter() {
                     let i = t as usize;
@@ -121,29 +144,7 @@ impl VectorClock {
                 if b.is_empty() {
                     return;
                 }
-                let mut out = Vec::with_capacity(a.len() + b.len());
-                let (mut i, mut j) = (0, 0);
-                while i < a.len() && j < b.len() {
-                    let (x, y) = (a[i], b[j]);
-                    match x.0.cmp(&y.0) {
-                        std::cmp::Ordering::Less => {
-                            out.push(x);
-                            i += 1;
-                        }
-                        std::cmp::Ordering::Greater => {
-                            out.push(y);
-                            j += 1;
-                        }
-                        std::cmp::Ordering::Equal => {
-                            out.push((x.0, x.1.max(y.1)));
-                            i += 1;
-                            j += 1;
-                        }
-                    }
-                }
-                out.extend_from_slice(&a[i..]);
-                out.extend_from_slice(&b[j..]);
-                *a = out;
+                *a = merge_sparse(a, b);
                 self.maybe_densify();
             }
         }
@@ -192,18 +193,62 @@ impl VectorClock {
 
     fn maybe_densify(&mut self) {
         if let Repr::Sparse(s) = &self.0 {
-            if s.len() >= SPARSE_MIN {
-                let span = s.last().map_or(0, |e| e.0 as usize + 1);
-                if span <= DENSE_FACTOR * s.len() {
-                    let mut d = vec![0u32; span];
-                    for &(t, v) in s {
-                        d[t as usize] = v;
-                    }
-                    self.0 = Repr::Dense(d);
+            let span = s.last().map_or(0, |e| e.0 as usize + 1);
+            if span > 0 && worth_dense(span, s.len()) {
+                let mut d = vec![0u32; span];
+                for &(t, v) in s {
+                    d[t as usize] = v;
                 }
+                self.0 = Repr::Dense(d);
             }
         }
     }
+}
+
+/// The pointwise maximum of two sparse clocks.
+fn merge_sparse(a: &[(ThreadId, u32)], b: &[(ThreadId, u32)]) -> Vec<(ThreadId, u32)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        match x.0.cmp(&y.0) {
+            std::cmp::Ordering::Less => {
+                out.push(x);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(y);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((x.0, x.1.max(y.1)));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// Whether a clock of `entries` non-zero entries, the largest at `span - 1`, is better
+/// dense.
+#[inline]
+fn worth_dense(span: usize, entries: usize) -> bool {
+    span <= DENSE_SPAN || (entries >= SPARSE_MIN && span <= DENSE_FACTOR * entries)
+}
+
+fn nonzero(d: &[u32]) -> usize {
+    d.iter().filter(|&&v| v != 0).count()
+}
+
+fn to_sparse(d: &[u32]) -> Vec<(ThreadId, u32)> {
+    d.iter()
+        .enumerate()
+        .filter(|(_, &v)| v != 0)
+        .map(|(i, &v)| (i as ThreadId, v))
+        .collect()
 }
 
 #[inline]
@@ -231,12 +276,15 @@ mod tests {
     #[test]
     fn sparse_and_dense_agree_with_a_dense_model() {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut mixed = 0;
         for round in 0..300 {
-            // Thread ids from a narrow range (clocks densify) or a wide one (stay sparse).
-            let n: u32 = if round % 2 == 0 { 12 } else { 5000 };
+            // Thread ids from a narrow range (clocks are dense at once), a middle one (some
+            // densify along the way, so sparse and dense clocks meet) or a wide one.
+            let n: u32 = [12, 150, 5000][round % 3];
             let mut clocks: Vec<VectorClock> = (0..4).map(|_| VectorClock::new()).collect();
             let mut models: Vec<Vec<u32>> = vec![vec![0; n as usize]; 4];
-            for _ in 0..60 {
+            let mut forms = [0usize; 2];
+            for _ in 0..150 {
                 let (i, j) = (rng.gen_range(0..4), rng.gen_range(0..4));
                 let t = rng.gen_range(0..n);
                 match rng.gen_range(0..5) {
@@ -275,8 +323,13 @@ mod tests {
                     .map(|(k, &v)| (k as ThreadId, v))
                     .collect();
                 assert_eq!(clocks[i].entries().collect::<Vec<_>>(), nz);
+                forms[matches!(clocks[i].0, Repr::Dense(_)) as usize] += 1;
+            }
+            if n == 150 {
+                mixed += (forms[0] > 0 && forms[1] > 0) as u32;
             }
         }
+        assert!(mixed > 50, "sparse and dense clocks met in {mixed} rounds");
     }
 
     #[test]
@@ -286,9 +339,22 @@ mod tests {
         c.set(29_999, 1);
         assert!(matches!(c.0, Repr::Sparse(_)));
         let mut d = VectorClock::new();
+        d.set(3, 1);
+        assert!(
+            matches!(d.0, Repr::Dense(_)),
+            "a small span is dense at once"
+        );
+        let mut e = VectorClock::new();
         for t in 0..16 {
-            d.set(t, 1);
+            e.set(1000 + 7 * t, 1);
         }
-        assert!(matches!(d.0, Repr::Dense(_)));
+        assert!(matches!(e.0, Repr::Sparse(_)));
+        for t in 0..300 {
+            e.set(t, 1);
+        }
+        assert!(
+            matches!(e.0, Repr::Dense(_)),
+            "entries for most ids up to the largest"
+        );
     }
 }
