@@ -182,12 +182,7 @@ impl VectorClock {
             Repr::Dense(d) => (Some(d), None),
             Repr::Sparse(s) => (None, Some(s)),
         };
-        let d = dense.into_iter().flat_map(|d| {
-            d.iter()
-                .enumerate()
-                .filter(|(_, &v)| v != 0)
-                .map(|(i, &v)| (i as ThreadId, v))
-        });
+        let d = dense.into_iter().flat_map(|d| dense_entries(d));
         d.chain(sparse.into_iter().flat_map(|s| s.iter().copied()))
     }
 
@@ -243,12 +238,16 @@ fn nonzero(d: &[u32]) -> usize {
     d.iter().filter(|&&v| v != 0).count()
 }
 
-fn to_sparse(d: &[u32]) -> Vec<(ThreadId, u32)> {
+/// The non-zero slots of a dense clock, as `(thread, value)`.
+fn dense_entries(d: &[u32]) -> impl Iterator<Item = (ThreadId, u32)> + '_ {
     d.iter()
         .enumerate()
         .filter(|(_, &v)| v != 0)
         .map(|(i, &v)| (i as ThreadId, v))
-        .collect()
+}
+
+fn to_sparse(d: &[u32]) -> Vec<(ThreadId, u32)> {
+    dense_entries(d).collect()
 }
 
 #[inline]

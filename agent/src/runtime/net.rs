@@ -81,16 +81,7 @@ impl Cx<'_> {
             .a
             .net
             .socket
-            .get_or_init(|| {
-                let k = jni!(env, GetObjectClass, o);
-                let ids = (
-                    jni!(env, GetFieldID, k, c"localport".as_ptr(), c"I".as_ptr()),
-                    jni!(env, GetFieldID, k, c"port".as_ptr(), c"I".as_ptr()),
-                );
-                jni!(env, DeleteLocalRef, k);
-                take_exception(env);
-                (!ids.0.is_null() && !ids.1.is_null()).then_some(ids)
-            })
+            .get_or_init(|| field_pair(env, o, [c"localport", c"port"], c"I"))
             .as_ref()?;
         Some((
             jni!(env, GetIntField, o, local),
@@ -109,15 +100,10 @@ impl Cx<'_> {
         };
         let ids = cache
             .get_or_init(|| {
-                let k = jni!(env, GetObjectClass, o);
-                let addr = addr.as_ptr();
-                let local = jni!(env, GetFieldID, k, c"localAddress".as_ptr(), addr);
-                let remote = jni!(env, GetFieldID, k, c"remoteAddress".as_ptr(), addr);
-                jni!(env, DeleteLocalRef, k);
-                take_exception(env);
+                let (local, remote) =
+                    field_pair(env, o, [c"localAddress", c"remoteAddress"], addr)?;
                 let inet = jni!(env, FindClass, c"java/net/InetSocketAddress".as_ptr());
-                take_exception(env);
-                if local.is_null() || remote.is_null() || inet.is_null() {
+                if take_exception(env) || inet.is_null() {
                     return None;
                 }
                 let get_port = jni!(env, GetMethodID, inet, c"getPort".as_ptr(), c"()I".as_ptr());
@@ -133,14 +119,31 @@ impl Cx<'_> {
             .as_ref()?;
         let port = |field| {
             let addr = jni!(env, GetObjectField, o, field);
-            // Not connected, or a Unix-domain channel (no ports): not modelled.
-            if addr.is_null() || jni!(env, IsInstanceOf, addr, ids.inet) == 0 {
-                return None;
+            if addr.is_null() {
+                return None; // not connected
             }
-            let p = jni!(env, CallIntMethod, addr, ids.get_port);
+            // A Unix-domain channel has no ports: not modelled.
+            let p = (jni!(env, IsInstanceOf, addr, ids.inet) != 0)
+                .then(|| jni!(env, CallIntMethod, addr, ids.get_port));
             jni!(env, DeleteLocalRef, addr);
-            (!take_exception(env)).then_some(p)
+            p.filter(|_| !take_exception(env))
         };
         Some((port(ids.local)?, port(ids.remote)?))
     }
+}
+
+/// The ids of two fields of `o`'s class (or its supers) with descriptor `sig`; `None` (the
+/// exception cleared) when either is missing.
+unsafe fn field_pair(
+    env: *mut JNIEnv,
+    o: jobject,
+    names: [&CStr; 2],
+    sig: &CStr,
+) -> Option<(jfieldID, jfieldID)> {
+    let k = jni!(env, GetObjectClass, o);
+    let a = jni!(env, GetFieldID, k, names[0].as_ptr(), sig.as_ptr());
+    let b = jni!(env, GetFieldID, k, names[1].as_ptr(), sig.as_ptr());
+    jni!(env, DeleteLocalRef, k);
+    take_exception(env);
+    (!a.is_null() && !b.is_null()).then_some((a, b))
 }
