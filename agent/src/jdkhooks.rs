@@ -24,6 +24,7 @@
 //! | `NioSocketImpl.read`, `SocketChannelImpl.read`/`blockingRead` (at each return) | `before(this, StreamReceive)` | vread of the opposite direction's `$tcp` variable |
 //! | `AsynchronousSocketChannelImpl.write`/`shutdownOutput`/`close` | `before(this, StreamSend)` | vwrite, as above |
 //! | `AsynchronousSocketChannelImpl.enableReading()` (a read is over, before it completes) | `before(this, StreamReceive)` | vread, as above |
+//! | `Finalizer.runFinalizer(JavaLangAccess)`           | `before(this, Finalizing)` | the finalizer's accesses to its object's fields become synchronization (runtime/sync.rs `finalizing`) |
 //!
 //! Two threads of one JVM that talk over a TCP connection (an in-process server and its
 //! client) are ordered by the kernel: what the sender did before sending comes before
@@ -75,6 +76,7 @@ pub const HOOKED: &[&str] = &[
     "sun/nio/ch/NioSocketImpl",
     "sun/nio/ch/SocketChannelImpl",
     "sun/nio/ch/AsynchronousSocketChannelImpl",
+    "java/lang/ref/Finalizer",
 ];
 
 /// Where in the method a hook runs.
@@ -170,6 +172,12 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At
             entry((0, "$threadStart"))
         }
         ("java/lang/Shutdown", "shutdown") if desc == "()V" => entry((NULL, "$vmShutdown")),
+        // The finalizer thread (and `Runtime.runFinalization`'s) runs each finalizer here.
+        ("java/lang/ref/Finalizer", "runFinalizer")
+            if desc == "(Ljdk/internal/access/JavaLangAccess;)V" =>
+        {
+            entry((0, "$finalizing"))
+        }
         _ => None,
     }
 }

@@ -149,6 +149,8 @@ enum CallOp {
     /// A TCP socket about to send (or close), and one that received (jdkhooks.rs).
     StreamSend,
     StreamReceive,
+    /// The finalizer thread is about to finalize an object (jdkhooks.rs).
+    Finalizing,
     /// Anything else: what it means depends on the receiver's class ([`models`]).
     Library,
 }
@@ -381,6 +383,8 @@ struct Java {
     write_lock_sync: jfieldID,
     condition: jclass,
     condition_owner: jfieldID,
+    /// `java.lang.ref.Reference.referent` (null if missing: finalizers not modelled).
+    referent: jfieldID,
     interrupted_exception: jclass,
     /// `Object.wait(long)`, `ConditionObject.awaitNanos(long)` and `Thread.interrupt()`,
     /// for replay's waits ([`replay_wait`]).
@@ -574,6 +578,9 @@ pub struct ThreadState {
     open_calls: Vec<ordered::OpenCall>,
     /// Class id -> `Unsafe` offsets (a cache of [`Agent::offsets`]).
     offsets: FxHashMap<u64, Arc<ordered::Offsets>>,
+    /// The object this thread last began to finalize (0: none): its fields' accesses are
+    /// ordered after the program's ([`Cx::finalizing`]).
+    finalizee: u64,
 }
 
 /// A thread's object and variable ids ([`Cx::obj`], [`Cx::var`]).

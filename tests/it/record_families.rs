@@ -106,6 +106,7 @@ families! {
     family_cleaners => "Cleaners",
     family_pipes => "Pipes",
     family_sockets => "Sockets",
+    family_finalizers => "Finalizers",
 }
 
 #[test]

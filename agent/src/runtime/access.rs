@@ -33,8 +33,9 @@ impl Cx<'_> {
             return;
         }
         let v = self.field_var(obj, static_id);
-        // The JDK's accesses are all synchronization (fenced classes' plain ones too).
-        let volatile = volatile || self.jdk;
+        // The JDK's accesses are all synchronization (fenced classes' plain ones too), and
+        // so are a finalizer's of its object's fields ([`Cx::finalizing`]).
+        let volatile = volatile || self.jdk || obj == self.t.finalizee;
         let kind = access_kind(write, volatile);
         if !volatile {
             self.stack_once(e, site);

@@ -263,6 +263,11 @@ impl Agent {
                 "this$0",
                 "Ljava/util/concurrent/locks/AbstractQueuedSynchronizer;",
             ),
+            referent: field(
+                class("java/lang/ref/Reference")?,
+                "referent",
+                "Ljava/lang/Object;",
+            ),
             interrupted_exception: class("java/lang/InterruptedException")?,
             object_wait: method(class("java/lang/Object")?, "wait", "(J)V", false)?,
             condition_await_nanos: method(condition, "awaitNanos", "(J)J", false)?,

@@ -167,6 +167,7 @@ pub(super) unsafe fn new_thread_state(
         bp: barrier::ThreadBp::default(),
         open_calls: Vec::new(),
         offsets: FxHashMap::default(),
+        finalizee: 0,
     };
     let mut cx = Cx {
         a,

@@ -97,6 +97,7 @@ pub(super) fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             ("$vmShutdown", _) => CallOp::VmShutdown,
             ("$streamSend", _) => CallOp::StreamSend,
             ("$streamReceive", _) => CallOp::StreamReceive,
+            ("$finalizing", _) => CallOp::Finalizing,
             _ => CallOp::Library,
         }),
         _ => Resolved::Other,

@@ -208,8 +208,31 @@ impl Cx<'_> {
                     self.stream(o, owner, op == CallOp::StreamReceive, loc)
                 }
             }
+            (CallOp::Finalizing, When::Before) => self.finalizing(o),
             (CallOp::Library, _) => self.library(when, o, site, loc),
             _ => {}
+        }
+    }
+
+    /// The finalizer thread is about to run the finalizer of `f`'s referent (a
+    /// `java.lang.ref.Finalizer`). Every write to a field of an object before its
+    /// finalization is visible to the finalizer (JLS 12.6.2): the collector found the
+    /// object unreachable, so no thread touches it any more, and the JVM orders what was
+    /// written before that pause before the finalizer thread's work after it. Nothing the
+    /// program does records that order, so this thread's accesses to the object's fields
+    /// from now on (the finalizer's) are recorded as synchronization: they never race
+    /// with the program's earlier accesses (mcm keeps what they read).
+    pub(super) unsafe fn finalizing(&mut self, f: jobject) {
+        let java = self.a.java.get().unwrap();
+        self.t.finalizee = 0;
+        if java.referent.is_null() {
+            return;
+        }
+        let env = self.env;
+        let x = jni!(env, GetObjectField, f, java.referent);
+        if !x.is_null() {
+            self.t.finalizee = self.obj(x);
+            jni!(env, DeleteLocalRef, x);
         }
     }
 
