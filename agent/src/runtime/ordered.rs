@@ -497,11 +497,12 @@ impl Agent {
     }
 }
 
-/// Whether a call site's hooks may model something: calls on `java.util` are; a call named
-/// like one of them on a class of the program is when that class can be (or extend) one
-/// of `java.util`'s, which the class hierarchy known by now tells (an interface of the
-/// program without a `java.util` super-interface, or a class without a `java.util`
-/// ancestor, cannot).
+/// Whether a call site's hooks may model something: calls on `java.util` and
+/// `java.lang.Thread` are; a call named like one of them on a class of the program is when
+/// that class can be (or extend) one of those, which the class hierarchy known by now
+/// tells (an interface of the program without a `java.util` super-interface, or a class
+/// without a `java.util` or `Thread` ancestor, cannot). A program's `Thread` subclass is
+/// started and joined through calls on its own class (`invokevirtual Worker.start`).
 fn call_may_be_modelled(a: &Agent, owner: &str, name: &str) -> bool {
     // `$taskSubmit`, `$streamSend`, ...: the hooks jdkhooks.rs put in JDK classes.
     if owner.starts_with("java/") || owner.starts_with('[') || name.starts_with('$') {
@@ -511,7 +512,7 @@ fn call_may_be_modelled(a: &Agent, owner: &str, name: &str) -> bool {
     let mut todo = vec![owner.to_string()];
     let mut seen = FxHashSet::default();
     while let Some(c) = todo.pop() {
-        if c.starts_with("java/util/") {
+        if c.starts_with("java/util/") || c == "java/lang/Thread" {
             return true;
         }
         if !seen.insert(c.clone()) {

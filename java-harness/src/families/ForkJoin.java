@@ -18,7 +18,29 @@ import java.util.concurrent.locks.LockSupport;
 // NORACE: families.ForkJoin.polled
 //   written by a third child; main waits with `while (t.isAlive())` instead of join():
 //   detecting termination through isAlive() synchronizes like join() (JLS 17.4.4)
+// NORACE: families.ForkJoin$Worker.in
+//   a Thread subclass's field, set by its constructor in main, read by its run()
+//   (started and joined through calls on the subclass: `invokevirtual Worker.start`)
+// NORACE: families.ForkJoin$Worker.out
+//   written by the subclass's run(), read by main after join()
+// NORACE: families.ForkJoin$1Local.out
+//   the same with a local class extending Thread, polled with getState()
 public class ForkJoin {
+    static final class Worker extends Thread {
+        int in;
+        int out;
+
+        Worker(int in) {
+            super("worker");
+            this.in = in;
+        }
+
+        @Override
+        public void run() {
+            out = in + 1;
+        }
+    }
+
     static int input;
     static int output;
     static int stage;
@@ -59,6 +81,23 @@ public class ForkJoin {
         while (c.isAlive()) {
             LockSupport.parkNanos(50_000); // back off: keeps the trace short
         }
-        System.out.println("output=" + o + "," + output + " nested=" + nested + " polled=" + polled);
+        Worker w = new Worker(41);
+        w.start();
+        w.join();
+        class Local extends Thread {
+            int out;
+
+            @Override
+            public void run() {
+                out = 5;
+            }
+        }
+        Local l = new Local();
+        l.start();
+        while (l.getState() != Thread.State.TERMINATED) {
+            LockSupport.parkNanos(50_000);
+        }
+        System.out.println("output=" + o + "," + output + " nested=" + nested + " polled=" + polled
+                + " worker=" + w.out + " local=" + l.out);
     }
 }
