@@ -282,6 +282,84 @@ impl<'a> Facts<'a> {
         Ok(())
     }
 
+    /// A witness for the race `(first, second)` (`first` recorded earlier) found without a
+    /// solver: the recorded order from the checkpoint up to `second`, with `first`'s thread
+    /// held back at `first` and every thread stopped at its first event that cannot run
+    /// then (it needed what the held-back thread did later, or a read changed before a
+    /// branch), then the pair. `None`
+    /// when `second`'s thread would be stopped, or the schedule does not validate. Most
+    /// predictable races in real traces are this one move away from the recorded run (an
+    /// access delayed past another thread's unrelated work); a solver can spend its whole
+    /// timeout finding the same schedule among hundreds of lock sections.
+    ///
+    /// `conservative`: the trace does not record branches, so every read guards what its
+    /// thread does next and must keep its recorded value (else the model's own rule for a
+    /// read that changed applies: its thread may go on until its next branch).
+    pub fn delayed_race(
+        &self,
+        c: &Checkpoint,
+        first: usize,
+        second: usize,
+        conservative: bool,
+    ) -> Option<Vec<usize>> {
+        if first >= second
+            || second >= self.trace.events.len()
+            || first < c.len
+            || self.tix[first] == self.tix[second]
+        {
+            return None;
+        }
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Option<Sim>> = const { std::cell::RefCell::new(None) };
+        }
+        SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            let sim = s.get_or_insert_with(|| c.sim.clone());
+            sim.copy_from(&c.sim);
+            self.delay_in(sim, c, first, second, conservative)
+        })
+    }
+
+    fn delay_in(
+        &self,
+        sim: &mut Sim,
+        c: &Checkpoint,
+        first: usize,
+        second: usize,
+        conservative: bool,
+    ) -> Option<Vec<usize>> {
+        let (tf, ts) = (self.tix[first] as usize, self.tix[second] as usize);
+        let mut stopped = vec![false; self.threads.len()];
+        let mut tail = Vec::new();
+        for i in c.len..second {
+            let t = self.tix[i] as usize;
+            if stopped[t] {
+                continue;
+            }
+            let changed = conservative
+                && matches!(self.ev(i).kind, Kind::Read | Kind::VRead)
+                && sim.model() != Model::Rf
+                && !sim.concrete_read(self, i);
+            if (t == tf && i >= first) || changed || sim.check(self, i, false).is_err() {
+                if t == ts {
+                    return None;
+                }
+                stopped[t] = true;
+                continue;
+            }
+            sim.apply(self, i);
+            tail.push(i);
+        }
+        // The pair, as validate_race_from runs it (racing reads exempt).
+        self.check_race_shape(&[first, second]).ok()?;
+        sim.check(self, first, true).ok()?;
+        sim.apply(self, first);
+        sim.check(self, second, true).ok()?;
+        tail.push(first);
+        tail.push(second);
+        Some(tail)
+    }
+
     /// Checks a schedule that is only a correct reordering (no race at its end).
     pub fn validate_prefix(&self, schedule: &[usize]) -> Result<(), WitnessError> {
         self.walk(schedule, false)

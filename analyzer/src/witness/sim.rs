@@ -30,6 +30,25 @@ impl Sim {
         &self.pos
     }
 
+    /// Becomes a copy of `other`, reusing this one's memory (a clone of a large trace's
+    /// state is mostly page faults).
+    pub(super) fn copy_from(&mut self, other: &Sim) {
+        self.pos.clone_from(&other.pos);
+        self.last_write.clone_from(&other.last_write);
+        self.owner.clone_from(&other.owner);
+        self.model = other.model;
+        self.cur.clone_from(&other.cur);
+        self.taint.clone_from(&other.taint);
+        self.lost.clone_from(&other.lost);
+        self.ndone = other.ndone;
+        self.frontier = other.frontier;
+    }
+
+    /// The feasibility model it checks in.
+    pub(super) fn model(&self) -> Model {
+        self.model
+    }
+
     /// Per lock: the dense thread holding it, or `NONE`.
     pub(super) fn owners(&self) -> &[u32] {
         &self.owner
