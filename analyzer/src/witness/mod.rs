@@ -357,7 +357,91 @@ impl<'a> Facts<'a> {
         sim.check(self, second, true).ok()?;
         tail.push(first);
         tail.push(second);
+        // Only what the pair needs, as a solver's cut would be: a shorter schedule for
+        // `jrace replay` to hold threads to. The whole one when the cut does not validate.
+        let cut = self.needed_by_pair(&tail);
+        if cut.len() < tail.len() && self.validate_race_from(c, first, second, &cut).is_ok() {
+            return Some(cut);
+        }
         Some(tail)
+    }
+
+    /// The events of `schedule` (ending with a racing pair) that the pair needs: per
+    /// thread a prefix, closed under what each kept event needs to run as it does in the
+    /// schedule (a read its writer, an acquire or wake the release before it, a notify
+    /// its wake, a begin its fork, a join the joined thread's end).
+    fn needed_by_pair(&self, schedule: &[usize]) -> Vec<usize> {
+        let n = schedule.len();
+        let nt = self.threads.len();
+        // Per schedule position: the position it depends on.
+        let mut dep = vec![usize::MAX; n];
+        let mut last_write: HashMap<u32, usize> = HashMap::default();
+        let mut last_release: HashMap<u32, usize> = HashMap::default();
+        let mut fork_of: HashMap<ThreadId, usize> = HashMap::default();
+        let mut end_of: HashMap<ThreadId, usize> = HashMap::default();
+        let mut pos_of: HashMap<usize, usize> = HashMap::default();
+        for (p, &i) in schedule.iter().enumerate() {
+            let e = self.ev(i);
+            pos_of.insert(i, p);
+            let d = match e.kind {
+                Kind::Read | Kind::VRead => last_write.get(&e.target).copied(),
+                Kind::Write | Kind::VWrite => {
+                    last_write.insert(e.target, p);
+                    None
+                }
+                Kind::Acquire => last_release.get(&e.target).copied(),
+                Kind::Release | Kind::Wait => {
+                    last_release.insert(e.target, p);
+                    None
+                }
+                Kind::Wake => {
+                    let notify = self
+                        .wake_notify(i as u32)
+                        .and_then(|k| pos_of.get(&(k as usize)).copied());
+                    last_release.get(&e.target).copied().max(notify)
+                }
+                Kind::Fork => {
+                    fork_of.insert(e.target, p);
+                    None
+                }
+                Kind::Begin => fork_of.get(&e.thread).copied(),
+                Kind::End => {
+                    end_of.insert(e.thread, p);
+                    None
+                }
+                Kind::Join => end_of.get(&e.target).copied(),
+                _ => None,
+            };
+            dep[p] = d.unwrap_or(usize::MAX);
+        }
+        // A wake needs its notify, and its own wait's release: both in `dep` above (the
+        // later one); the notify's thread prefix brings the rest.
+        let mut by_thread: Vec<Vec<usize>> = vec![Vec::new(); nt];
+        for (p, &i) in schedule.iter().enumerate() {
+            by_thread[self.tix[i] as usize].push(p);
+        }
+        let mut kept = vec![0usize; nt];
+        let mut keep = vec![false; n];
+        let mut todo = vec![n - 2, n - 1];
+        while let Some(p) = todo.pop() {
+            let t = self.tix[schedule[p]] as usize;
+            let list = &by_thread[t];
+            let upto = list.partition_point(|&q| q <= p);
+            while kept[t] < upto {
+                let q = list[kept[t]];
+                kept[t] += 1;
+                keep[q] = true;
+                if dep[q] != usize::MAX && !keep[dep[q]] {
+                    todo.push(dep[q]);
+                }
+            }
+        }
+        schedule
+            .iter()
+            .zip(&keep)
+            .filter(|&(_, &k)| k)
+            .map(|(&i, _)| i)
+            .collect()
     }
 
     /// Checks a schedule that is only a correct reordering (no race at its end).
