@@ -286,8 +286,8 @@ impl<'a> Facts<'a> {
     /// solver: the recorded order from the checkpoint up to `second`, with `first`'s thread
     /// held back at `first` and every thread stopped at its first event that cannot run
     /// then (it needed what the held-back thread did later, or a read changed before a
-    /// branch), then the pair. `None`
-    /// when `second`'s thread would be stopped, or the schedule does not validate. Most
+    /// branch), then the pair. `None` when `second`'s thread would be stopped, or the
+    /// schedule does not validate. Most
     /// predictable races in real traces are this one move away from the recorded run (an
     /// access delayed past another thread's unrelated work); a solver can spend its whole
     /// timeout finding the same schedule among hundreds of lock sections.
