@@ -19,6 +19,10 @@
 //!   `wake` is matched with its notify as in the original trace ([`crate::sync`]) and
 //!   that notify may run only after the `wait` of every wake matched with it. A `wake`
 //!   with no matched notify gets no edge;
+//! - keeps read-modify-writes atomic: a volatile read followed in its thread by a volatile
+//!   write of the same variable, with no other thread's write of it in between in the
+//!   trace (a compare-and-set, `getAndAdd`), admits no other thread's write of that
+//!   variable, nor another such read of it, between its read and its write;
 //! - makes every read, plain or volatile, read the same write (or the initial value) as in
 //!   the original trace. The write a read observed is the last earlier write to its
 //!   variable in the trace (docs/DETECTORS.md#reads-from), whether or not values were
@@ -93,6 +97,8 @@ struct Search<'a> {
     wake_notify: Vec<Option<usize>>,
     /// For notifies: the waits of the wakes matched with it.
     notify_waits: HashMap<usize, Vec<usize>>,
+    /// The reads of read-modify-writes.
+    rmw_read: HashSet<usize>,
     nvars: usize,
     nlocks: usize,
 }
@@ -126,6 +132,7 @@ impl<'a> Search<'a> {
         let mut matcher: NotifyMatcher<()> = NotifyMatcher::new();
         let mut wait_of: HashMap<u32, usize> = HashMap::new();
         let (mut nvars, mut nlocks) = (0usize, 0usize);
+        let mut rmw_read = HashSet::new();
         for (i, e) in events.iter().enumerate() {
             match e.kind {
                 Kind::Read | Kind::VRead => {
@@ -133,6 +140,15 @@ impl<'a> Search<'a> {
                     nvars = nvars.max(e.target as usize + 1);
                 }
                 Kind::Write | Kind::VWrite => {
+                    let l = local[i] as usize;
+                    if e.kind == Kind::VWrite && l > 0 {
+                        let p = threads[tix[i]][l - 1];
+                        let r = &events[p];
+                        let between = last_write.get(&e.target).is_some_and(|&w| w as usize > p);
+                        if r.kind == Kind::VRead && r.target == e.target && !between {
+                            rmw_read.insert(p);
+                        }
+                    }
                     last_write.insert(e.target, i as u32);
                     nvars = nvars.max(e.target as usize + 1);
                 }
@@ -172,9 +188,23 @@ impl<'a> Search<'a> {
             observed,
             wake_notify,
             notify_waits,
+            rmw_read,
             nvars,
             nlocks,
         }
+    }
+
+    /// Whether a thread other than `d` is between the read and the write of a
+    /// read-modify-write of variable `x`.
+    fn rmw_open(&self, st: &State, d: usize, x: u32) -> bool {
+        (0..self.threads.len()).any(|u| {
+            let p = st.pos[u] as usize;
+            u != d
+                && p > 0
+                && p < self.threads[u].len()
+                && self.rmw_read.contains(&self.threads[u][p - 1])
+                && self.events[self.threads[u][p - 1]].target == x
+        })
     }
 
     /// Whether event `i` has executed in a state with positions `pos`.
@@ -194,6 +224,10 @@ impl<'a> Search<'a> {
             }
         }
         let e = &self.events[i];
+        let opens = self.rmw_read.contains(&i);
+        if (e.kind.is_write() || opens) && self.rmw_open(st, d, e.target) {
+            return None;
+        }
         let ok = match e.kind {
             Kind::Read | Kind::VRead => {
                 free_read || st.last_write[e.target as usize] == self.observed[i]

@@ -471,6 +471,7 @@ pub fn mcm_query(w: &Window, a: u32, b: u32) -> Option<Constraints> {
             }
         }
     }
+    atomicity(w, &mut bld, true);
     // M3 and M5.
     let conservative = !w.g.branch_complete;
     for &k in &events {
@@ -530,6 +531,72 @@ pub fn mcm_query(w: &Window, a: u32, b: u32) -> Option<Constraints> {
     }
     c.events.retain(|&k| used[k as usize]);
     Some(c)
+}
+
+/// The window's read-modify-writes ([`crate::facts::Facts::rmw_write`]) as window-local
+/// (read, write), `NONE` for a half outside the window.
+fn rmw_pairs(w: &Window) -> Vec<(u32, u32)> {
+    let f = w.g.facts;
+    let local = |g: usize| {
+        if (w.start..w.end).contains(&g) {
+            (g - w.start) as u32
+        } else {
+            NONE
+        }
+    };
+    let mut out = Vec::new();
+    for k in 0..w.len as u32 {
+        let g = w.global(k);
+        match w.ev(k).kind {
+            Kind::VRead => {
+                if let Some(wr) = f.rmw_write(g) {
+                    out.push((k, local(wr)));
+                }
+            }
+            // One whose read is before the window: the read is fixed as recorded.
+            Kind::VWrite => {
+                if let Some(r) = f.rmw_read(g) {
+                    if r < w.start {
+                        out.push((NONE, k));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// M6 (and said's S5): a read-modify-write is atomic: every other thread's write of its
+/// variable comes before its read or after its write (or, with a cut, is not in the
+/// prefix). A half outside the window: a read before it is done, a write after it is not.
+fn atomicity(w: &Window, bld: &mut Builder, cut: bool) {
+    for (r, wr) in rmw_pairs(w) {
+        let k = if r != NONE { r } else { wr };
+        let e = w.ev(k);
+        if (r != NONE && !bld.has(r)) || (r == NONE && !bld.has(wr)) {
+            continue; // not run: nothing to keep out
+        }
+        let Some(writes) = w.writes.get(&e.target) else {
+            continue;
+        };
+        for &w2 in writes {
+            if w.tix[w2 as usize] == w.tix[k as usize] || !bld.has(w2) {
+                continue;
+            }
+            let mut alts = Vec::new();
+            if cut {
+                alts.push(out(w2));
+            }
+            if r != NONE {
+                alts.push(lt(w2, r));
+            }
+            if wr != NONE && bld.has(wr) {
+                alts.push(lt(wr, w2));
+            }
+            bld.assert(or(alts));
+        }
+    }
 }
 
 fn mark_terms(f: &F, used: &mut [bool]) {
@@ -633,6 +700,7 @@ pub fn said_base(w: &Window) -> Constraints {
             }
         }
     }
+    atomicity(w, &mut bld, false);
     for k in 0..w.len as u32 {
         let e = w.ev(k);
         match e.kind {

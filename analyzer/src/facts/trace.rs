@@ -36,6 +36,8 @@ pub struct Facts<'a> {
     pub(crate) nlocks: usize,
     /// [`unexplained_reads`].
     pub(crate) unexplained: std::collections::HashSet<u32>,
+    /// The reads of read-modify-writes, in trace order ([`Facts::rmw_write`]).
+    pub(crate) rmw_reads: Vec<u32>,
     /// Extra must-happen-before edges a schedule must respect (`rdit`'s BarrierPair
     /// edges, [`Facts::set_order_edges`]): per event, the events that must run first.
     pub(crate) before: HashMap<u32, Vec<u32>>,
@@ -74,6 +76,7 @@ impl<'a> Facts<'a> {
         let mut matcher: NotifyMatcher<()> = NotifyMatcher::new();
         let mut wait_of: HashMap<ThreadId, u32> = HashMap::new();
         let (mut nvars, mut nlocks) = (0usize, 0usize);
+        let mut rmw_reads = Vec::new();
         for (i, e) in events.iter().enumerate() {
             let i32_ = i as u32;
             match e.kind {
@@ -82,6 +85,19 @@ impl<'a> Facts<'a> {
                     nvars = nvars.max(e.target as usize + 1);
                 }
                 Kind::Write | Kind::VWrite => {
+                    // A read-modify-write: this thread's previous event read the variable,
+                    // and no other write of it came in between.
+                    let l = local[i] as usize;
+                    if e.kind == Kind::VWrite && l > 0 {
+                        let p = threads[tix[i] as usize][l - 1];
+                        let r = &events[p as usize];
+                        if r.kind == Kind::VRead
+                            && r.target == e.target
+                            && last_write.get(e.target) <= p
+                        {
+                            rmw_reads.push(p);
+                        }
+                    }
                     *last_write.get_mut(e.target) = i32_ + 1;
                     nvars = nvars.max(e.target as usize + 1);
                 }
@@ -112,6 +128,7 @@ impl<'a> Facts<'a> {
                 nlocks = nlocks.max(e.target as usize + 1);
             }
         }
+        rmw_reads.sort_unstable();
         let keys = value_keys(events);
         let mut init: Vec<Option<ValueKey>> = initial_values_dense(events, &keys)
             .into_iter()
@@ -120,6 +137,7 @@ impl<'a> Facts<'a> {
         init.resize(nvars, None);
         let unexplained = unexplained_reads(events);
         Facts {
+            rmw_reads,
             unexplained,
             wake_wait,
             keys,
@@ -166,6 +184,31 @@ impl<'a> Facts<'a> {
     /// The `wait` a matched `wake` (event `i`) returns from.
     pub fn wake_wait(&self, i: u32) -> Option<u32> {
         self.wake_wait.get(&i).copied()
+    }
+
+    /// The write of the read-modify-write whose read is event `i`: a volatile read
+    /// followed in its thread by a volatile write of the same variable, with no other
+    /// thread's write of it in between in the trace. A compare-and-set, `getAndAdd` and
+    /// the like are recorded so, as one atomic operation: no other thread's write to the
+    /// variable comes between the two in any reordering either (else two threads'
+    /// compare-and-sets on a spin lock would both succeed). A `volatile++` recorded the
+    /// same way is taken as atomic too: that orders more (a race can be missed), never
+    /// less.
+    pub fn rmw_write(&self, i: usize) -> Option<usize> {
+        self.rmw_reads.binary_search(&(i as u32)).ok()?;
+        let t = &self.threads[self.tix[i] as usize];
+        Some(t[self.local[i] as usize + 1] as usize)
+    }
+
+    /// The read of the read-modify-write whose write is event `i` ([`Facts::rmw_write`]).
+    pub fn rmw_read(&self, i: usize) -> Option<usize> {
+        let e = self.trace.events.get(i)?;
+        let l = self.local[i] as usize;
+        if e.kind != Kind::VWrite || l == 0 {
+            return None;
+        }
+        let prev = self.threads[self.tix[i] as usize][l - 1] as usize;
+        (self.rmw_write(prev) == Some(i)).then_some(prev)
     }
 
     /// The dense index of event `i`'s thread and its position in that thread.

@@ -18,6 +18,7 @@
 //! | `W-LOCK` | an outermost `acquire` or a `wake` needs the lock free; `release`, `wait`, `notify` need it held by their thread; re-entrant inner acquires and releases ([`jrace_trace::FLAG_NESTED`]) need the thread to hold it and change nothing |
 //! | `W-NOTIFY` | a `wake` comes after the notify it was matched with in the trace ([`crate::sync`]); a notify comes after the `wait` of every wake matched with it |
 //! | `W-RF` | every read, plain or volatile, except a racing read at the end, reads from the same write (or the initial value) as in the trace: the last earlier write to its variable in the trace (docs/DETECTORS.md#reads-from) |
+//! | `W-ATOMIC` | a read-modify-write (a volatile read and the volatile write of the same variable right after it in its thread: a compare-and-set, `getAndAdd`, ...) is atomic: no other thread writes the variable, or starts a read-modify-write of it, between its read and its write ([`Facts::rmw_write`]) |
 //!
 //! This is the "rf" model. Values are never used.
 //!
@@ -134,6 +135,7 @@ pub enum Rule {
     Val,
     Cf,
     Barrier,
+    Atomic,
 }
 
 impl Rule {
@@ -150,6 +152,7 @@ impl Rule {
             Rule::Val => "W-VAL",
             Rule::Cf => "W-CF",
             Rule::Barrier => "W-BARRIER",
+            Rule::Atomic => "W-ATOMIC",
         }
     }
 }

@@ -18,6 +18,8 @@ pub(super) struct Sim {
     taint: Vec<bool>,
     /// Value models: waits whose matched notify ran before them (their wake may not run).
     lost: Vec<u32>,
+    /// Read-modify-writes whose read ran and whose write did not: (variable, thread).
+    rmw: Vec<(u32, u32)>,
     /// How many events are done, and the first event not done (the schedule so far is
     /// the recorded prefix `0..frontier` exactly when both equal).
     ndone: usize,
@@ -40,6 +42,7 @@ impl Sim {
         self.cur.clone_from(&other.cur);
         self.taint.clone_from(&other.taint);
         self.lost.clone_from(&other.lost);
+        self.rmw.clone_from(&other.rmw);
         self.ndone = other.ndone;
         self.frontier = other.frontier;
     }
@@ -68,6 +71,7 @@ impl Sim {
             cur: if valued { f.init.clone() } else { Vec::new() },
             taint: vec![false; if valued { f.threads.len() } else { 0 }],
             lost: Vec::new(),
+            rmw: Vec::new(),
             ndone: 0,
             frontier: 0,
         }
@@ -168,6 +172,25 @@ impl Sim {
                     ));
                 }
                 _ => {}
+            }
+        }
+        // W-ATOMIC: no write to a variable, and no second read-modify-write of it, while
+        // another thread's read-modify-write of it is half done.
+        let opens = e.kind == Kind::VRead && f.rmw_write(i).is_some();
+        if e.kind.is_write() || opens {
+            if let Some(&(_, u)) = self
+                .rmw
+                .iter()
+                .find(|&&(x, u)| x == e.target && u != t as u32)
+            {
+                return Err((
+                    Rule::Atomic,
+                    format!(
+                        "{} would come inside thread {}'s read-modify-write of its variable",
+                        f.describe(i),
+                        f.thread_name_dense(u)
+                    ),
+                ));
             }
         }
         match e.kind {
@@ -304,6 +327,11 @@ impl Sim {
     pub(super) fn apply(&mut self, f: &Facts, i: usize) {
         let t = f.tix[i];
         let e = f.ev(i);
+        if e.kind == Kind::VRead && f.rmw_write(i).is_some() {
+            self.rmw.push((e.target, t));
+        } else if e.kind == Kind::VWrite && !self.rmw.is_empty() {
+            self.rmw.retain(|&(x, u)| (x, u) != (e.target, t));
+        }
         if self.model != Model::Rf {
             match e.kind {
                 Kind::Read | Kind::VRead if !self.concrete_read(f, i) => {
