@@ -58,6 +58,7 @@ programs! {
     failed_operations_order_nothing => "FailedOps" x RUNS,
     a_thread_ends_holding_a_lock => "LockHeldAtEnd" x RUNS,
     the_jvm_exits_while_a_lock_is_held => "LockHeldAtExit" x RUNS,
+    compare_and_set_spin_locks => "CasSpinLock" x CATALOGUE_RUNS,
     // The catalogue: every kind of hand-off, signal, atomic, pool and concurrent
     // collection publishing plain data.
     objects_handed_off_through_every_queue => "Handoffs" x CATALOGUE_RUNS,
