@@ -508,6 +508,14 @@ fn call_may_be_modelled(a: &Agent, owner: &str, name: &str) -> bool {
     if owner.starts_with("java/") || owner.starts_with('[') || name.starts_with('$') {
         return true;
     }
+    // A thread's life cycle through an interface of the program that a Thread subclass
+    // implements (`interface Job { void start(); }`): the receiver's class decides.
+    if matches!(
+        name,
+        "start" | "join" | "isAlive" | "getState" | "interrupt" | "isInterrupted"
+    ) {
+        return true;
+    }
     let classes = lock(&a.classes);
     let mut todo = vec![owner.to_string()];
     let mut seen = FxHashSet::default();

@@ -25,7 +25,24 @@ import java.util.concurrent.locks.LockSupport;
 //   written by the subclass's run(), read by main after join()
 // NORACE: families.ForkJoin$1Local.out
 //   the same with a local class extending Thread, polled with getState()
+// NORACE: families.ForkJoin$Job.out
+//   a Thread subclass started and joined through an interface of the program
 public class ForkJoin {
+    interface Startable {
+        void start();
+
+        void join() throws InterruptedException;
+    }
+
+    static final class Job extends Thread implements Startable {
+        int out;
+
+        @Override
+        public void run() {
+            out = 9;
+        }
+    }
+
     static final class Worker extends Thread {
         int in;
         int out;
@@ -92,12 +109,15 @@ public class ForkJoin {
                 out = 5;
             }
         }
+        Startable job = new Job();
+        job.start();
+        job.join();
         Local l = new Local();
         l.start();
         while (l.getState() != Thread.State.TERMINATED) {
             LockSupport.parkNanos(50_000);
         }
         System.out.println("output=" + o + "," + output + " nested=" + nested + " polled=" + polled
-                + " worker=" + w.out + " local=" + l.out);
+                + " worker=" + w.out + " local=" + l.out + " job=" + ((Job) job).out);
     }
 }
