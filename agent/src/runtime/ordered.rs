@@ -439,8 +439,10 @@ impl Agent {
                 Some(_) if e.site.fenced => FLAG_VOLATILE,
                 Some(_) => FLAG_PLAIN,
             },
-            SiteKind::Call { owner, name, .. } => {
-                if call_may_be_modelled(self, owner, name) {
+            SiteKind::Call {
+                owner, name, desc, ..
+            } => {
+                if call_may_be_modelled(self, owner, name, desc) {
                     FLAG_MODELLED
                 } else {
                     FLAG_PLAIN
@@ -497,30 +499,27 @@ impl Agent {
     }
 }
 
-/// Whether a call site's hooks may model something: calls on `java.util` and
-/// `java.lang.Thread` are; a call named like one of them on a class of the program is when
-/// that class can be (or extend) one of those, which the class hierarchy known by now
-/// tells (an interface of the program without a `java.util` super-interface, or a class
-/// without a `java.util` or `Thread` ancestor, cannot). A program's `Thread` subclass is
-/// started and joined through calls on its own class (`invokevirtual Worker.start`).
-fn call_may_be_modelled(a: &Agent, owner: &str, name: &str) -> bool {
+/// Whether a call site's hooks may model something: calls on `java.util` are, and so is
+/// any call whose name and descriptor alone say what it does (a thread's `start`, `join`,
+/// `interrupt`, ..., [`call_op`]; the receiver's class is checked when it runs: a
+/// program's `Thread` subclass is started through `invokevirtual Worker.start`, or
+/// through an interface of the program). Any other call on a class of the program is when
+/// that class can be (or extend) one of `java.util`'s, which the class hierarchy known by
+/// now tells (an interface of the program without a `java.util` super-interface, or a
+/// class without a `java.util` ancestor, cannot).
+fn call_may_be_modelled(a: &Agent, owner: &str, name: &str, desc: &str) -> bool {
     // `$taskSubmit`, `$streamSend`, ...: the hooks jdkhooks.rs put in JDK classes.
     if owner.starts_with("java/") || owner.starts_with('[') || name.starts_with('$') {
         return true;
     }
-    // A thread's life cycle through an interface of the program that a Thread subclass
-    // implements (`interface Job { void start(); }`): the receiver's class decides.
-    if matches!(
-        name,
-        "start" | "join" | "isAlive" | "getState" | "interrupt" | "isInterrupted"
-    ) {
+    if call_op(name, desc) != CallOp::Library {
         return true;
     }
     let classes = lock(&a.classes);
     let mut todo = vec![owner.to_string()];
     let mut seen = FxHashSet::default();
     while let Some(c) = todo.pop() {
-        if c.starts_with("java/util/") || c == "java/lang/Thread" {
+        if c.starts_with("java/util/") {
             return true;
         }
         if !seen.insert(c.clone()) {

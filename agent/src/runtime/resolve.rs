@@ -80,27 +80,33 @@ pub(super) fn resolve_site(a: &Agent, site: &Site) -> Resolved {
         SiteKind::Barrier { owner, name, .. } => Resolved::Barrier {
             method: barrier::resolve(a, owner, name),
         },
-        SiteKind::Call { name, desc, .. } => Resolved::Call(match (name.as_str(), desc.as_str()) {
-            ("start", "()V") | ("$threadStart", _) => CallOp::Start,
-            ("join", "()V" | "(J)V" | "(JI)V") | ("isAlive", "()Z") => CallOp::Join,
-            // A thread found TERMINATED is not alive either: the same check after the call.
-            ("getState", crate::sites::THREAD_STATE_DESC) => CallOp::Join,
-            ("interrupt", "()V") => CallOp::Interrupt,
-            ("$caught", _) => CallOp::Caught,
-            ("isInterrupted", "()Z") => CallOp::Interrupted,
-            ("wait", "()V" | "(J)V" | "(JI)V") => CallOp::Wait,
-            ("notify", "()V") => CallOp::Notify,
-            ("notifyAll", "()V") => CallOp::NotifyAll,
-            ("$taskSubmit", _) => CallOp::TaskSubmit,
-            ("$taskStart", _) => CallOp::TaskStart,
-            ("$taskEnd", _) => CallOp::TaskEnd,
-            ("$vmShutdown", _) => CallOp::VmShutdown,
-            ("$streamSend", _) => CallOp::StreamSend,
-            ("$streamReceive", _) => CallOp::StreamReceive,
-            ("$finalizing", _) => CallOp::Finalizing,
-            _ => CallOp::Library,
-        }),
+        SiteKind::Call { name, desc, .. } => Resolved::Call(call_op(name, desc)),
         _ => Resolved::Other,
+    }
+}
+
+/// What a call does by its name and descriptor (`Library`: it depends on the receiver's
+/// class, [`models`]).
+pub(super) fn call_op(name: &str, desc: &str) -> CallOp {
+    match (name, desc) {
+        ("start", "()V") | ("$threadStart", _) => CallOp::Start,
+        ("join", "()V" | "(J)V" | "(JI)V") | ("isAlive", "()Z") => CallOp::Join,
+        // A thread found TERMINATED is not alive either: the same check after the call.
+        ("getState", crate::sites::THREAD_STATE_DESC) => CallOp::Join,
+        ("interrupt", "()V") => CallOp::Interrupt,
+        ("$caught", _) => CallOp::Caught,
+        ("isInterrupted", "()Z") => CallOp::Interrupted,
+        ("wait", "()V" | "(J)V" | "(JI)V") => CallOp::Wait,
+        ("notify", "()V") => CallOp::Notify,
+        ("notifyAll", "()V") => CallOp::NotifyAll,
+        ("$taskSubmit", _) => CallOp::TaskSubmit,
+        ("$taskStart", _) => CallOp::TaskStart,
+        ("$taskEnd", _) => CallOp::TaskEnd,
+        ("$vmShutdown", _) => CallOp::VmShutdown,
+        ("$streamSend", _) => CallOp::StreamSend,
+        ("$streamReceive", _) => CallOp::StreamReceive,
+        ("$finalizing", _) => CallOp::Finalizing,
+        _ => CallOp::Library,
     }
 }
 
