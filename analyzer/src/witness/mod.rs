@@ -290,10 +290,10 @@ impl<'a> Facts<'a> {
     /// held back at `first` and every thread stopped at its first event that cannot run
     /// then (it needed what the held-back thread did later, or a read changed before a
     /// branch), then the pair. `None` when `second`'s thread would be stopped, or the
-    /// schedule does not validate. Most
-    /// predictable races in real traces are this one move away from the recorded run (an
-    /// access delayed past another thread's unrelated work); a solver can spend its whole
-    /// timeout finding the same schedule among hundreds of lock sections.
+    /// schedule does not validate. Most predictable races in real traces are this one
+    /// move away from the recorded run (an access delayed past another thread's unrelated
+    /// work); a solver can spend its whole timeout finding the same schedule among
+    /// hundreds of lock sections.
     ///
     /// `conservative`: the trace does not record branches, so every read guards what its
     /// thread does next and must keep its recorded value (else the model's own rule for a
@@ -317,8 +317,13 @@ impl<'a> Facts<'a> {
         }
         SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
-            let sim = s.get_or_insert_with(|| c.sim.clone());
-            sim.copy_from(&c.sim);
+            let sim = match s.as_mut() {
+                Some(sim) => {
+                    sim.copy_from(&c.sim);
+                    sim
+                }
+                None => s.insert(c.sim.clone()),
+            };
             self.delay_in(sim, c, first, second, conservative)
         })
     }
@@ -397,6 +402,10 @@ impl<'a> Facts<'a> {
                     last_release.insert(e.target, p);
                     None
                 }
+                // A wake needs its notify and the monitor's last release: the later of
+                // the two is kept (usually the notifier's release, whose thread prefix
+                // brings the notify); a cut that misses the other fails validation, and
+                // the whole schedule is used.
                 Kind::Wake => {
                     let notify = self
                         .wake_notify(i as u32)
@@ -417,8 +426,6 @@ impl<'a> Facts<'a> {
             };
             dep[p] = d.unwrap_or(usize::MAX);
         }
-        // A wake needs its notify, and its own wait's release: both in `dep` above (the
-        // later one); the notify's thread prefix brings the rest.
         let mut by_thread: Vec<Vec<usize>> = vec![Vec::new(); nt];
         for (p, &i) in schedule.iter().enumerate() {
             by_thread[self.tix[i] as usize].push(p);
