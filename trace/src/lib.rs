@@ -10,6 +10,7 @@
 
 pub mod binlog;
 pub mod error;
+pub mod interner;
 pub mod model;
 pub mod schedule;
 pub mod source;

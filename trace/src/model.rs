@@ -196,101 +196,7 @@ impl Event {
     }
 }
 
-/// A string interner: dense `u32` ids in first-seen order.
-///
-/// Keys are stored inline in the hash table when they fit in 24 bytes (almost every
-/// thread, variable and location name), so a lookup touches one cache line instead of
-/// chasing a heap pointer: interning is the text parser's main cost. A binary trace's
-/// names come with their ids ([`Interner::from_unique`]); their table is only built if
-/// someone looks a name up, since a large trace has millions of variable names.
-#[derive(Clone, Debug, Default)]
-pub struct Interner {
-    names: Vec<String>,
-    /// Name to id, built on first use.
-    ids: std::sync::OnceLock<NameIds>,
-}
-
-/// Name to id: one hash and one probe per name interned, whether it is new or not.
-#[derive(Clone, Debug, Default)]
-struct NameIds(hashbrown::HashTable<(compact_str::CompactString, u32)>);
-
-#[inline]
-fn name_hash(name: &str) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(name)
-}
-
-impl NameIds {
-    fn get(&self, name: &str) -> Option<u32> {
-        self.0
-            .find(name_hash(name), |(k, _)| k == name)
-            .map(|&(_, id)| id)
-    }
-
-    /// The id of `name`, which gets `next` if it is new.
-    #[inline]
-    fn get_or_insert(&mut self, name: &str, next: u32) -> u32 {
-        let entry = self
-            .0
-            .entry(name_hash(name), |(k, _)| k == name, |(k, _)| name_hash(k));
-        match entry {
-            hashbrown::hash_table::Entry::Occupied(o) => o.get().1,
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert((compact_str::CompactString::new(name), next));
-                next
-            }
-        }
-    }
-}
-
-fn index_of(names: &[String]) -> NameIds {
-    let mut ids = NameIds(hashbrown::HashTable::with_capacity(names.len()));
-    for (i, n) in names.iter().enumerate() {
-        ids.get_or_insert(n, i as u32);
-    }
-    ids
-}
-
-impl Interner {
-    /// An interner whose ids are the indices of `names`, which must be distinct.
-    pub fn from_unique(names: Vec<String>) -> Interner {
-        debug_assert_eq!(
-            names.iter().collect::<std::collections::HashSet<_>>().len(),
-            names.len()
-        );
-        Interner {
-            names,
-            ids: std::sync::OnceLock::new(),
-        }
-    }
-    pub fn intern(&mut self, name: &str) -> u32 {
-        if self.ids.get().is_none() {
-            let _ = self.ids.set(index_of(&self.names));
-        }
-        let ids = self.ids.get_mut().expect("built above");
-        let next = self.names.len() as u32;
-        let id = ids.get_or_insert(name, next);
-        if id == next {
-            self.names.push(name.to_owned());
-        }
-        id
-    }
-    pub fn get(&self, name: &str) -> Option<u32> {
-        self.ids.get_or_init(|| index_of(&self.names)).get(name)
-    }
-    pub fn name(&self, id: u32) -> &str {
-        &self.names[id as usize]
-    }
-    pub fn len(&self) -> usize {
-        self.names.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
-    pub fn names(&self) -> &[String] {
-        &self.names
-    }
-}
+pub use crate::interner::{Interner, Names};
 
 /// Where in the source an event happened, when the recorder knows more than a token.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -368,7 +274,18 @@ impl Symbols {
     }
     /// Interns a variable whose static (signature) name is the name itself, as in `.std`.
     pub fn var(&mut self, name: &str) -> VarId {
-        self.var_with_static(name, name)
+        self.var_hashed(name, Interner::hash(name))
+    }
+    /// [`Symbols::var`] with `hash` = [`Interner::hash`]`(name)`.
+    #[inline]
+    pub fn var_hashed(&mut self, name: &str, hash: u32) -> VarId {
+        let before = self.vars.len();
+        let id = self.vars.intern_hashed(name, hash);
+        if self.vars.len() > before {
+            let s = self.statics.intern_hashed(name, hash);
+            self.var_static.push(s);
+        }
+        id
     }
     pub fn var_with_static(&mut self, name: &str, static_name: &str) -> VarId {
         let before = self.vars.len();

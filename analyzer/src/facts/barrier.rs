@@ -100,7 +100,7 @@ impl ObjectIndex {
                         }
                     }
                 }
-                if let Some(&o) = dense.get(v.as_str()) {
+                if let Some(&o) = dense.get(v) {
                     out.push(o);
                 }
                 out.sort_unstable();
@@ -114,7 +114,7 @@ impl ObjectIndex {
             .iter()
             .map(|l| {
                 let mut out: SmallVec<[u32; 1]> = SmallVec::new();
-                if let Some(&o) = dense.get(l.as_str()) {
+                if let Some(&o) = dense.get(l) {
                     out.push(o);
                 }
                 if let Some(p) = l.rfind('@') {
@@ -131,7 +131,7 @@ impl ObjectIndex {
             .threads
             .names()
             .iter()
-            .map(|t| dense.get(t.as_str()).copied().into_iter().collect())
+            .map(|t| dense.get(t).copied().into_iter().collect())
             .collect();
         ObjectIndex {
             sets,

@@ -294,7 +294,7 @@ impl<'a> Facts<'a> {
             // By name when the trace has its variables' names (a detector may validate
             // with threads' and locks' names only).
             let v = sym.vars.names().get(e.target as usize);
-            format!("({})", v.map_or("?", |v| v.as_str()))
+            format!("({})", v.unwrap_or("?"))
         } else if e.kind.has_lock() {
             format!("({})", sym.lock_name(e.target))
         } else if e.kind.has_thread() {

@@ -388,28 +388,40 @@ impl MetaTables {
             statics.resize_with(max_static, || None);
         }
         fill_owned(&mut s.statics, statics, "static");
-        let mut vars: Vec<Option<String>> = Vec::with_capacity(self.vars.len());
+        // Variable names are written straight into the interner's text: a trace names
+        // millions of them, and a String each was most of opening one.
+        let mut vars = Interner::default();
         s.var_static = Vec::with_capacity(self.vars.len());
         for (i, v) in self.vars.into_iter().enumerate() {
             match v {
                 Some((st, n)) => {
                     s.var_static.push(st);
-                    vars.push(Some(match n {
-                        VarName::Text(n) => n,
-                        VarName::Field(0) => s.statics.name(st).to_string(),
-                        VarName::Field(obj) => format!("{obj}.{}", s.statics.name(st)),
-                        VarName::Elem(obj, i) => format!("{obj}[{i}]"),
-                    }));
+                    let stat = s.statics.name(st);
+                    match n {
+                        VarName::Text(n) => vars.push_unique(&n),
+                        VarName::Field(0) => vars.push_unique(stat),
+                        VarName::Field(obj) => {
+                            vars.push_unique_with(|t| write_name(t, format_args!("{obj}.{stat}")))
+                        }
+                        VarName::Elem(obj, e) => {
+                            vars.push_unique_with(|t| write_name(t, format_args!("{obj}[{e}]")))
+                        }
+                    };
                 }
                 None => {
                     // An unnamed variable gets a static name of its own.
                     s.var_static
                         .push(s.statics.intern(&placeholder("static-of-var", i)));
-                    vars.push(None);
+                    vars.push_unique(&placeholder("var", i));
                 }
             }
         }
-        fill_owned(&mut s.vars, vars, "var");
+        if vars.first_duplicate().is_none() {
+            s.vars = vars;
+        } else {
+            let names: Vec<Option<String>> = vars.names().iter().map(|n| Some(n.to_owned())).collect();
+            fill_owned(&mut s.vars, names, "var");
+        }
         fill(&mut s.locks, &self.locks, "lock");
         let locs: Vec<Option<String>> = self
             .locs
@@ -460,6 +472,12 @@ impl MetaTables {
             .collect();
         s
     }
+}
+
+/// Appends `args` to `text` (writing to a String cannot fail).
+fn write_name(text: &mut String, args: std::fmt::Arguments<'_>) {
+    use std::fmt::Write;
+    let _ = text.write_fmt(args);
 }
 
 /// A counted list of object ids (each at least one byte: bounded by the data).

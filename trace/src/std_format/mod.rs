@@ -121,6 +121,11 @@ impl<'a> StdReader<'a> {
                 next,
             } => loop {
                 if let Some(l) = block.lines.get(*next) {
+                    // The variable's slot in the name table, a few lines ahead: most
+                    // variables are in no cache by then.
+                    if let Some(ahead) = block.lines.get(*next + PREFETCH_LINES) {
+                        self.p.symbols.vars.prefetch(ahead.var_hash);
+                    }
                     *next += 1;
                     self.p.line = l.line;
                     let text = &block.text;
@@ -129,6 +134,7 @@ impl<'a> StdReader<'a> {
                         thread: name(l.thread),
                         op: l.op.as_ref(name),
                         loc: name(l.loc),
+                        var_hash: Some(l.var_hash),
                     };
                     return self.p.event(f).map(Some);
                 }
@@ -198,6 +204,8 @@ struct Fields<'a> {
     thread: &'a str,
     op: Op<&'a str>,
     loc: &'a str,
+    /// [`Interner::hash`] of the access's variable, if computed already.
+    var_hash: Option<u32>,
 }
 
 /// Splits and checks one line (without its newline): `None` for lines that carry no
@@ -254,7 +262,12 @@ fn split_str(text: &str) -> Result<Option<Fields<'_>>, String> {
         check_name(thread).map_err(|m| format!("thread name: {m}"))?;
         return Ok(None);
     };
-    Ok(Some(Fields { thread, op, loc }))
+    Ok(Some(Fields {
+        thread,
+        op,
+        loc,
+        var_hash: None,
+    }))
 }
 
 impl LineParser {
@@ -297,7 +310,10 @@ impl LineParser {
         let l = self.symbols.loc(f.loc);
         let mut e = match f.op {
             Op::Access(kind, var, val) => {
-                let v = self.symbols.var(var);
+                let v = match f.var_hash {
+                    Some(h) => self.symbols.var_hashed(var, h),
+                    None => self.symbols.var(var),
+                };
                 let e = Event::new(t, kind, v, l);
                 match val {
                     Some(x) => e.with_value(x),
@@ -388,6 +404,9 @@ impl<S: Copy> Op<S> {
         }
     }
 }
+
+/// How many lines ahead the reader prefetches a variable's slot in the name table.
+const PREFETCH_LINES: usize = 12;
 
 const OPS_EXPECTED: &str = "r(V), w(V), r(V,VAL), w(V,VAL), vr(..), vw(..), acq(L), rel(L), \
 fork(T), join(T), begin, end, wait(L), wake(L), notify(L), notifyall(L), br, enter(M;O,..), exit(M)";

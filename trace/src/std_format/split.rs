@@ -9,6 +9,7 @@
 
 use super::{split_line, split_str, Op};
 use crate::error::TraceError;
+use crate::model::Interner;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,9 @@ pub(super) struct Line {
     pub thread: Span,
     pub op: Op<Span>,
     pub loc: Span,
+    /// [`Interner::hash`] of the variable of an access (0 otherwise): hashed here, off
+    /// the reader's thread, which also uses it to prefetch.
+    pub var_hash: u32,
 }
 
 /// A block of lines, parsed.
@@ -222,6 +226,10 @@ fn parse_lines(b: &mut Block, path: &Path, line_no: &mut u64) -> bool {
             Ok(Some(f)) => b.lines.push(Line {
                 line: *line_no,
                 thread: span(f.thread),
+                var_hash: match f.op {
+                    Op::Access(_, v, _) => Interner::hash(v),
+                    _ => 0,
+                },
                 op: f.op.as_ref(span),
                 loc: span(f.loc),
             }),

@@ -285,7 +285,7 @@ fn writer_api_names_details_and_meta() {
     assert!(!t.has_branches);
     let s = &t.symbols;
     assert_eq!(s.threads.names(), ["main", "worker"]);
-    assert_eq!(s.vars.names()[0], "?var#0");
+    assert_eq!(s.vars.name(0), "?var#0");
     assert_eq!(s.var_name(1), "3.app.A.f");
     assert_eq!(s.static_name(1), "app.A.f");
     assert_eq!(s.loc_name(0), "app.A.run@12");
