@@ -8,6 +8,8 @@
 //! map and bumps the open chunk's number: at every instant the reader can tell which copy
 //! of a chunk is the current one (see FORMAT.md, "What a killed writer leaves").
 
+use super::columns::{self, Building};
+use super::events::{Encoded, ENCODE_BUF};
 use super::{OPEN_EXT, SEALED_EXT, VERSION};
 use memmap2::MmapMut;
 use std::fs::{File, OpenOptions};
@@ -33,6 +35,8 @@ pub const FRAME_CRC_AT: usize = 28;
 pub const CODEC_STORED: u8 = 0;
 pub const CODEC_ZSTD: u8 = 1;
 pub const CODEC_END: u8 = 2;
+/// Event records sealed as columns ([`super::columns`]).
+pub const CODEC_COLUMNS: u8 = 3;
 
 /// Largest chunk the reader accepts (sanity bound before allocating).
 pub const MAX_CHUNK: usize = 1 << 28;
@@ -95,6 +99,11 @@ pub struct ChunkLog {
     reserve: usize,
     /// Bytes written to `STEM.jrl` so far.
     sealed_bytes: u64,
+    /// For a log of event records: the open chunk's columns ([`super::columns`]), made at
+    /// its first record.
+    columns: Option<Box<Building>>,
+    /// This log seals its chunks as columns.
+    event_columns: bool,
 }
 
 impl ChunkLog {
@@ -162,6 +171,8 @@ impl ChunkLog {
             broken: false,
             reserve: 0,
             sealed_bytes: 32,
+            columns: None,
+            event_columns: false,
         })
     }
 
@@ -188,7 +199,15 @@ impl ChunkLog {
         if rec.len() > self.remaining() && !self.broken {
             let _ = self.seal(); // room for later records; a failure leaves the chunk as is
         }
+        self.not_only_events();
         self.write_within(rec, self.cap)
+    }
+
+    /// A record that is not an event goes into the open chunk: it is sealed whole.
+    fn not_only_events(&mut self) {
+        if let Some(b) = self.columns.as_deref_mut() {
+            b.valid = false;
+        }
     }
 
     /// Appends one record (`rec[0]`, the tag, must be non-zero) that fits in the open
@@ -196,6 +215,7 @@ impl ChunkLog {
     /// zero tag.
     #[inline]
     pub fn write_fitting(&mut self, rec: &[u8]) -> io::Result<()> {
+        self.not_only_events();
         self.write_within(rec, self.cap - self.reserve)
     }
 
@@ -251,10 +271,53 @@ impl ChunkLog {
         }
     }
 
+    /// Seals this log's chunks as columns: its records are event records
+    /// ([`super::events`]), appended with [`ChunkLog::write_event`].
+    pub fn seal_as_event_columns(&mut self) {
+        self.event_columns = true;
+    }
+
+    /// Appends event record `f` of `buf` (which fits in the open chunk), and its fields to
+    /// the chunk's columns. `buf` must be zero after the record: with room in the map the
+    /// record is copied with its zeros in one fixed-size copy (the chunk is zero after its
+    /// last record too, so this writes nothing a reader could take for a record).
+    #[inline]
+    pub fn write_event(&mut self, buf: &[u8; ENCODE_BUF], f: Encoded) -> io::Result<()> {
+        const SPAN: usize = 32;
+        debug_assert!(buf[f.len..SPAN].iter().all(|&b| b == 0));
+        let limit = self.cap - self.reserve;
+        match self.map.as_mut() {
+            Some(map) if self.used + SPAN <= self.cap && self.used + f.len <= limit && buf[0] != 0 => {
+                let at = OPEN_HEADER + self.used;
+                map[at + 1..at + SPAN].copy_from_slice(&buf[1..SPAN]);
+                fence(Ordering::Release);
+                // SAFETY: `at` is inside the map (checked above); a volatile store keeps
+                // the tag store after the body stores.
+                unsafe { std::ptr::write_volatile(map.as_mut_ptr().add(at), buf[0]) };
+                self.used += f.len;
+                self.records += 1;
+            }
+            _ => self.write_within(&buf[..f.len], limit)?,
+        }
+        if self.event_columns {
+            let cap = self.cap;
+            self.columns
+                .get_or_insert_with(|| Box::new(Building::new(cap)))
+                .push(buf, f);
+        }
+        Ok(())
+    }
+
     fn write_frame(&mut self, raw: &[u8], records: u32) -> io::Result<()> {
-        let c = self.compressor.compress(raw)?;
-        let f = if c.len() < raw.len() {
-            frame(CODEC_ZSTD, self.chunk, raw.len() as u32, records, &c)
+        let (codec, packed) = match self.columns.as_deref() {
+            // The columns hold exactly this chunk's records.
+            Some(b) if b.valid && raw.len() == b.columns().iter().map(|c| c.len()).sum() => {
+                (CODEC_COLUMNS, columns::encode(b.columns(), &mut self.compressor)?)
+            }
+            _ => (CODEC_ZSTD, self.compressor.compress(raw)?),
+        };
+        let f = if packed.len() < raw.len() {
+            frame(codec, self.chunk, raw.len() as u32, records, &packed)
         } else {
             frame(CODEC_STORED, self.chunk, raw.len() as u32, records, raw)
         };
@@ -293,6 +356,9 @@ impl ChunkLog {
         self.chunk += 1;
         self.used = 0;
         self.records = 0;
+        if let Some(b) = self.columns.as_deref_mut() {
+            b.clear();
+        }
         Ok(())
     }
 

@@ -13,6 +13,7 @@
 //! record at a time would. The merge checks ids against the metadata itself, since the
 //! decoders may run before the metadata is known.
 
+use super::columns::{ColumnCursor, Columns};
 use super::events::{decode, decode_fast, DeltaState};
 use super::logread::{ChunkOrigin, LogReader};
 use super::varint::Cursor;
@@ -77,6 +78,10 @@ struct LogDecoder {
     records: u32,
     delta: DeltaState,
     last_stamp: u64,
+    /// The chunk's columns when it was sealed as columns ([`ChunkOrigin::in_columns`]),
+    /// read in place by `cursor`.
+    cols: Columns,
+    cursor: ColumnCursor,
 }
 
 impl LogDecoder {
@@ -85,7 +90,15 @@ impl LogDecoder {
         events.clear();
         pos.clear();
         loop {
-            if let Some(o) = &self.origin {
+            match &self.origin {
+                Some(o) if o.in_columns => {
+                    if let Some(b) = self.columns_batch(&mut events, &mut pos) {
+                        return b;
+                    }
+                }
+                _ => {}
+            }
+            if let Some(o) = self.origin.as_ref().filter(|o| !o.in_columns) {
                 let data = &self.data[..];
                 let thread = self.thread;
                 let mut at = self.pos;
@@ -152,12 +165,68 @@ impl LogDecoder {
             match self.log.next_chunk(&mut self.data) {
                 Err(e) => return Batch::end(Some(e), false),
                 Ok(None) => return Batch::end(None, self.log.unfinished()),
-                Ok(Some(o)) => self.origin = Some(Arc::new(o)),
+                Ok(Some(o)) => {
+                    if o.in_columns {
+                        // The reader's buffers for ours: each side reuses the other's.
+                        std::mem::swap(self.log.columns(), &mut self.cols);
+                        self.cursor = ColumnCursor::new(self.cols.pad());
+                    }
+                    self.origin = Some(Arc::new(o))
+                }
             }
             self.pos = 0;
             self.records = 0;
             self.delta = DeltaState::default();
         }
+    }
+}
+
+impl LogDecoder {
+    /// The next batch of a chunk read as columns, `None` when the chunk has no records
+    /// left (its record count checked).
+    fn columns_batch(&mut self, events: &mut Vec<(u64, Event)>, pos: &mut Vec<u32>) -> Option<Batch> {
+        let o = self.origin.clone()?;
+        let mut err = None;
+        let mut slot = (0u64, Event::new(self.thread, Kind::Branch, 0, 0));
+        while events.len() < BATCH {
+            match self.cursor.done() {
+                Ok(false) => {}
+                Ok(true) => break,
+                Err(m) => {
+                    err = Some(o.err(self.cursor.at(), m));
+                    break;
+                }
+            }
+            let at = self.cursor.at();
+            if let Err(m) = self.cursor.next(&self.cols, &mut self.delta, self.thread, &mut slot) {
+                err = Some(o.err(at, m));
+                break;
+            }
+            if slot.0 < self.last_stamp {
+                let m = format!("expected a stamp of at least {} (stamps never decrease within a thread), found {}", self.last_stamp, slot.0);
+                err = Some(o.err(at, m));
+                break;
+            }
+            self.last_stamp = slot.0;
+            events.push(slot);
+            pos.push(at as u32);
+        }
+        self.records += events.len() as u32;
+        if err.is_some() || !events.is_empty() {
+            return Some(Batch {
+                events: std::mem::take(events),
+                pos: std::mem::take(pos),
+                origin: Some(o),
+                last: err.is_some(),
+                err,
+                unfinished: false,
+            });
+        }
+        if self.records != o.records {
+            let m = format!("expected {} records (frame header), found {}", o.records, self.records);
+            return Some(Batch::end(Some(o.err(self.cursor.at(), m)), false));
+        }
+        None
     }
 }
 
@@ -220,7 +289,8 @@ impl Decoders {
         });
         let threads = threads.clamp(1, n.max(1));
         let mut owned: Vec<Vec<(usize, LogDecoder)>> = (0..threads).map(|_| Vec::new()).collect();
-        for (i, (thread, log)) in logs.into_iter().enumerate() {
+        for (i, (thread, mut log)) in logs.into_iter().enumerate() {
+            log.keep_columns();
             owned[i % threads].push((
                 i,
                 LogDecoder {
@@ -232,6 +302,8 @@ impl Decoders {
                     records: 0,
                     delta: DeltaState::default(),
                     last_stamp: 0,
+                    cols: Columns::default(),
+                    cursor: ColumnCursor::default(),
                 },
             ));
         }

@@ -16,9 +16,9 @@ use crate::model::*;
 /// Longest event record: tag, stamp delta, target, loc delta, value.
 pub const MAX_EVENT_RECORD: usize = 1 + 10 + 5 + 5 + 10;
 
-const TAG_VALUE_FLAG: u8 = 1 << 5;
-const TAG_HAS_VALUE: u8 = 1 << 6;
-const TAG_HAS_STAMP: u8 = 1 << 7;
+pub(super) const TAG_VALUE_FLAG: u8 = 1 << 5;
+pub(super) const TAG_HAS_VALUE: u8 = 1 << 6;
+pub(super) const TAG_HAS_STAMP: u8 = 1 << 7;
 
 fn has_target(k: Kind) -> bool {
     !matches!(k, Kind::Begin | Kind::End | Kind::Branch)
@@ -31,15 +31,23 @@ pub struct DeltaState {
     pub loc: u32,
 }
 
-/// Encodes `e` at `stamp` into `buf`, returning the record length. `stamp` must not be
-/// below `st.stamp`.
+/// Room [`encode`] needs: the longest record, and 16 bytes after any field for the
+/// fixed-size copies that move fields into columns ([`super::columns`]).
+pub const ENCODE_BUF: usize = MAX_EVENT_RECORD + 16;
+
+/// Where an encoded record's fields are: `buf[1..stamp_end]` is the stamp delta,
+/// `buf[stamp_end..rest_end]` the target and location delta, `buf[rest_end..len]` the
+/// value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Encoded {
+    pub len: usize,
+    pub stamp_end: usize,
+    pub rest_end: usize,
+}
+
+/// Encodes `e` at `stamp` into `buf`. `stamp` must not be below `st.stamp`.
 #[inline]
-pub fn encode(
-    st: &mut DeltaState,
-    stamp: u64,
-    e: &Event,
-    buf: &mut [u8; MAX_EVENT_RECORD],
-) -> usize {
+pub fn encode(st: &mut DeltaState, stamp: u64, e: &Event, buf: &mut [u8; ENCODE_BUF]) -> Encoded {
     let mut tag = e.kind as u8 + 1;
     if e.flags & FLAG_VALUE != 0 {
         tag |= TAG_VALUE_FLAG;
@@ -54,17 +62,23 @@ pub fn encode(
         tag |= TAG_HAS_STAMP;
         p = put_uvarint(buf, p, delta);
     }
+    let stamp_end = p;
     if has_target(e.kind) {
         p = put_uvarint(buf, p, e.target as u64);
     }
     p = put_uvarint(buf, p, zigzag(e.loc as i64 - st.loc as i64));
+    let rest_end = p;
     if has_value {
         p = put_uvarint(buf, p, zigzag(e.value));
     }
     buf[0] = tag;
     st.stamp = stamp;
     st.loc = e.loc;
-    p
+    Encoded {
+        len: p,
+        stamp_end,
+        rest_end,
+    }
 }
 
 /// Decodes one record at the cursor (whose tag is known to be non-zero).
@@ -119,7 +133,15 @@ const WINDOW: usize = 32;
 #[inline(always)]
 fn window_uvarint(w: &[u8; WINDOW], p: &mut usize) -> Option<u64> {
     let bytes: [u8; 8] = w.get(*p..*p + 8)?.try_into().ok()?;
-    let word = u64::from_le_bytes(bytes);
+    let (x, n) = word_uvarint(u64::from_le_bytes(bytes))?;
+    *p += n;
+    Some(x)
+}
+
+/// The varint at the start of the 8 bytes `word` (little endian) and its length, if it
+/// ends within them: one load, no branch on the length.
+#[inline(always)]
+pub(super) fn word_uvarint(word: u64) -> Option<(u64, usize)> {
     // A clear high bit marks the last byte.
     let stop = !word & 0x8080_8080_8080_8080;
     if stop == 0 {
@@ -131,8 +153,13 @@ fn window_uvarint(w: &[u8; WINDOW], p: &mut usize) -> Option<u64> {
     let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
     let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
     let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
-    *p += (last_bit as usize + 1) / 8;
-    Some(x)
+    Some((x, (last_bit as usize + 1) / 8))
+}
+
+/// Whether a record of kind `k` has a target field.
+#[inline]
+pub(super) fn kind_has_target(k: Kind) -> bool {
+    has_target(k)
 }
 
 /// The fast path of [`decode`] for the record at `data[pos..]` (whose tag is non-zero):
@@ -217,9 +244,9 @@ mod tests {
                     stamp: big(next()),
                     loc: big(next()) as u32,
                 };
-                let mut b = [0u8; MAX_EVENT_RECORD];
+                let mut b = [0u8; ENCODE_BUF];
                 let stamp = st.stamp.saturating_add(big(next()));
-                let n = encode(&mut st, stamp, &e, &mut b);
+                let n = encode(&mut st, stamp, &e, &mut b).len;
                 data[..n].copy_from_slice(&b[..n]);
             }
             let st0 = DeltaState {

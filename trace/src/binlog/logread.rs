@@ -3,6 +3,7 @@
 //! current, and whether a torn tail is a crash (clean stop) or a truncation (error).
 
 use super::chunklog::*;
+use super::columns::{self, Columns};
 use super::VERSION;
 use crate::error::TraceError;
 use std::fs::File;
@@ -21,6 +22,9 @@ pub struct ChunkOrigin {
     pub sealed: bool,
     /// Record count from the frame header (sealed chunks only).
     pub records: u32,
+    /// The chunk was sealed as columns and is left in [`LogReader::columns`] (see
+    /// [`LogReader::keep_columns`]); byte offsets are then in its record column.
+    pub in_columns: bool,
 }
 
 impl ChunkOrigin {
@@ -72,6 +76,20 @@ pub struct LogReader {
     comp: Vec<u8>,
     /// zstd context, made at the first compressed chunk and reused for the others.
     dctx: Option<zstd::bulk::Decompressor<'static>>,
+    /// Buffers for chunks sealed as columns.
+    columns: Option<Box<Columns>>,
+    /// Leave chunks sealed as columns in `columns` rather than rebuild their records.
+    keep_columns: bool,
+}
+
+/// The zstd context in `d`, made at the first compressed chunk and reused for the others.
+fn zstd_ctx<'a>(
+    d: &'a mut Option<zstd::bulk::Decompressor<'static>>,
+) -> std::io::Result<&'a mut zstd::bulk::Decompressor<'static>> {
+    if d.is_none() {
+        *d = Some(zstd::bulk::Decompressor::new()?);
+    }
+    Ok(d.as_mut().expect("made above"))
 }
 
 fn bin(path: &Path, offset: u64, msg: impl Into<String>) -> TraceError {
@@ -184,12 +202,25 @@ impl LogReader {
             unfinished: false,
             comp: Vec::new(),
             dctx: None,
+            columns: None,
+            keep_columns: false,
         })
     }
 
     /// Whether the log, read to its end, had no end frame (its writer did not finish it).
     pub fn unfinished(&self) -> bool {
         self.unfinished
+    }
+
+    /// From now on, a chunk sealed as columns is left in [`LogReader::columns`] (its
+    /// origin says so) instead of rebuilt as records in the caller's buffer.
+    pub fn keep_columns(&mut self) {
+        self.keep_columns = true;
+    }
+
+    /// The columns of the last chunk read that was left as columns.
+    pub fn columns(&mut self) -> &mut Columns {
+        self.columns.get_or_insert_with(Box::default)
     }
 
     /// The next chunk's records into `buf`, or `None` at the end of the log.
@@ -281,6 +312,7 @@ impl LogReader {
                         format!("expected a chunk of at most {MAX_CHUNK} bytes, found {raw_len}"),
                     ));
                 }
+                let mut in_columns = false;
                 match codec {
                     CODEC_END => {
                         if self.pos != self.len {
@@ -296,15 +328,8 @@ impl LogReader {
                     CODEC_STORED => buf.extend_from_slice(&self.comp),
                     CODEC_ZSTD => {
                         buf.reserve(raw_len);
-                        let dctx = match self.dctx.take() {
-                            Some(d) => Ok(d),
-                            None => zstd::bulk::Decompressor::new(),
-                        };
-                        let n = dctx
-                            .and_then(|d| {
-                                let d = self.dctx.insert(d);
-                                d.decompress_to_buffer(&self.comp[..], buf)
-                            })
+                        let n = zstd_ctx(&mut self.dctx)
+                            .and_then(|d| d.decompress_to_buffer(&self.comp[..], buf))
                             .map_err(|e| bin(&self.sealed_path, at, format!("expected a zstd frame, found data that does not decompress: {e}")))?;
                         if n != raw_len {
                             return Err(bin(
@@ -314,15 +339,29 @@ impl LogReader {
                             ));
                         }
                     }
+                    CODEC_COLUMNS => {
+                        let mut cols = self.columns.take().unwrap_or_default();
+                        let keep = self.keep_columns;
+                        let read = zstd_ctx(&mut self.dctx)
+                            .map_err(|e| format!("expected to decompress, found: {e}"))
+                            .and_then(|d| columns::decode(&self.comp, raw_len, d, &mut cols))
+                            .and_then(|()| match keep {
+                                true => Ok(()),
+                                false => columns::join(&mut cols, raw_len, buf),
+                            });
+                        self.columns = Some(cols);
+                        read.map_err(|m| bin(&self.sealed_path, at, m))?;
+                        in_columns = keep;
+                    }
                     c => {
                         return Err(bin(
                             &self.sealed_path,
                             at,
-                            format!("expected codec 0, 1 or 2, found {c}"),
+                            format!("expected codec 0, 1, 2 or 3, found {c}"),
                         ))
                     }
                 }
-                if buf.len() != raw_len {
+                if !in_columns && buf.len() != raw_len {
                     return Err(bin(
                         &self.sealed_path,
                         at,
@@ -336,6 +375,7 @@ impl LogReader {
                     number,
                     sealed: true,
                     records,
+                    in_columns,
                 }));
             }
         }
@@ -352,7 +392,7 @@ impl LogReader {
             Open::Absent => Err(bin(&self.sealed_path, self.pos, "expected an end frame, found the end of the file (the log was truncated, or its .open file was removed)")),
             Open::Chunk(n, data) if n == self.next => {
                 *buf = data;
-                Ok(Some(ChunkOrigin { path: self.open_path.clone(), offset: OPEN_HEADER as u64, number: n, sealed: false, records: 0 }))
+                Ok(Some(ChunkOrigin { path: self.open_path.clone(), offset: OPEN_HEADER as u64, number: n, sealed: false, records: 0, in_columns: false }))
             }
             Open::Chunk(n, _) if n + 1 == self.next => Ok(None),
             Open::Chunk(n, _) => Err(bin(&self.open_path, OPEN_CHUNK_NO as u64, format!("expected open chunk number {} or {} (after the sealed chunks), found {n}: sealed chunks are missing", self.next.saturating_sub(1), self.next))),

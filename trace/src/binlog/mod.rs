@@ -21,6 +21,7 @@
 //! and [`heap`] (reachable sets recorded as roots plus snapshots, expanded while reading).
 
 mod chunklog;
+mod columns;
 mod decode;
 mod events;
 pub mod heap;

@@ -6,7 +6,7 @@
 //! event that uses its id is appended, so that whatever a kill leaves is resolvable.
 
 use super::chunklog::ChunkLog;
-use super::events::{encode, DeltaState, MAX_EVENT_RECORD};
+use super::events::{encode, DeltaState, ENCODE_BUF, MAX_EVENT_RECORD};
 use super::meta::*;
 use super::{thread_stem, META_LOG_ID, META_STEM};
 use crate::model::*;
@@ -104,13 +104,14 @@ impl TraceWriter {
 
     /// Opens the log of thread `thread` (`t<ID>.jrl`). One per thread; fails if it exists.
     pub fn thread_log(&self, thread: ThreadId) -> io::Result<ThreadLog> {
-        let log = ChunkLog::create(
+        let mut log = ChunkLog::create(
             &self.dir,
             &thread_stem(thread),
             thread,
             self.opts.chunk_bytes,
             self.opts.zstd_level,
         )?;
+        log.seal_as_event_columns();
         Ok(ThreadLog {
             thread,
             log,
@@ -285,9 +286,9 @@ impl ThreadLog {
         if self.log.remaining() < MAX_EVENT_RECORD {
             self.seal()?;
         }
-        let mut buf = [0u8; MAX_EVENT_RECORD];
-        let n = encode(&mut self.delta, stamp, e, &mut buf);
-        self.log.write_fitting(&buf[..n])?;
+        let mut buf = [0u8; ENCODE_BUF];
+        let fields = encode(&mut self.delta, stamp, e, &mut buf);
+        self.log.write_event(&buf, fields)?;
         self.last = stamp;
         self.events += 1;
         Ok(())
