@@ -31,7 +31,7 @@ fn name_hash(name: &str) -> u32 {
 }
 
 /// Open addressing with linear probing; a slot is `hash << 32 | id`, or [`EMPTY`].
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Table {
     slots: Vec<u64>,
     /// Ids in the table.
