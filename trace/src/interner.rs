@@ -95,7 +95,10 @@ impl Table {
     #[inline]
     fn prefetch(&self, hash: u32) {
         #[cfg(target_arch = "x86_64")]
-        if let Some(s) = self.slots.get(hash as usize & (self.slots.len().wrapping_sub(1))) {
+        if let Some(s) = self
+            .slots
+            .get(hash as usize & (self.slots.len().wrapping_sub(1)))
+        {
             // SAFETY: a prefetch hint on a valid address; it reads nothing.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(

@@ -287,7 +287,9 @@ impl ChunkLog {
         debug_assert!(buf[f.len..SPAN].iter().all(|&b| b == 0));
         let limit = self.cap - self.reserve;
         match self.map.as_mut() {
-            Some(map) if self.used + SPAN <= self.cap && self.used + f.len <= limit && buf[0] != 0 => {
+            Some(map)
+                if self.used + SPAN <= self.cap && self.used + f.len <= limit && buf[0] != 0 =>
+            {
                 let at = OPEN_HEADER + self.used;
                 map[at + 1..at + SPAN].copy_from_slice(&buf[1..SPAN]);
                 fence(Ordering::Release);
@@ -311,9 +313,10 @@ impl ChunkLog {
     fn write_frame(&mut self, raw: &[u8], records: u32) -> io::Result<()> {
         let (codec, packed) = match self.columns.as_deref() {
             // The columns hold exactly this chunk's records.
-            Some(b) if b.valid && raw.len() == b.columns().iter().map(|c| c.len()).sum() => {
-                (CODEC_COLUMNS, columns::encode(b.columns(), &mut self.compressor)?)
-            }
+            Some(b) if b.valid && raw.len() == b.columns().iter().map(|c| c.len()).sum() => (
+                CODEC_COLUMNS,
+                columns::encode(b.columns(), &mut self.compressor)?,
+            ),
             _ => (CODEC_ZSTD, self.compressor.compress(raw)?),
         };
         let f = if packed.len() < raw.len() {

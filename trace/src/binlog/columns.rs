@@ -22,9 +22,9 @@ use super::events::{
     kind_has_target, word_uvarint, DeltaState, Encoded, ENCODE_BUF, TAG_HAS_STAMP, TAG_HAS_VALUE,
     TAG_VALUE_FLAG,
 };
+use super::varint::MAX_VARINT;
 use super::varint::{unzigzag, Cursor};
 use crate::model::{Event, Kind, ThreadId, FLAG_VALUE};
-use super::varint::MAX_VARINT;
 
 /// Columns of one chunk while reading it; kept to reuse their buffers.
 #[derive(Default)]
@@ -72,7 +72,9 @@ fn col_uvarint(col: &[u8], at: &mut usize, len: usize, what: &str) -> Result<u64
         }
     };
     if *at + n > len {
-        return Err(format!("expected {what} in its column at byte {at}, found the column's end"));
+        return Err(format!(
+            "expected {what} in its column at byte {at}, found the column's end"
+        ));
     }
     *at += n;
     Ok(x)
@@ -134,17 +136,30 @@ impl ColumnCursor {
         }
         let target = if kind_has_target(kind) {
             let t = col_uvarint(&c.rest, &mut self.r, self.lens[2], "the event's target id")?;
-            u32::try_from(t).map_err(|_| format!("expected the event's target id below 2^32, found {t}"))?
+            u32::try_from(t)
+                .map_err(|_| format!("expected the event's target id below 2^32, found {t}"))?
         } else {
             0
         };
-        let dl = unzigzag(col_uvarint(&c.rest, &mut self.r, self.lens[2], "a location delta")?);
+        let dl = unzigzag(col_uvarint(
+            &c.rest,
+            &mut self.r,
+            self.lens[2],
+            "a location delta",
+        )?);
         let loc = (st.loc as i64)
             .checked_add(dl)
             .and_then(|l| u32::try_from(l).ok())
-            .ok_or_else(|| format!("expected a location delta, found {dl} (location out of range)"))?;
+            .ok_or_else(|| {
+                format!("expected a location delta, found {dl} (location out of range)")
+            })?;
         let value = if tag & TAG_HAS_VALUE != 0 {
-            unzigzag(col_uvarint(&c.values, &mut self.v, self.lens[1], "the event's value")?)
+            unzigzag(col_uvarint(
+                &c.values,
+                &mut self.v,
+                self.lens[1],
+                "the event's value",
+            )?)
         } else {
             0
         };
@@ -203,7 +218,11 @@ impl Building {
 
     /// The stamp, value and record columns so far.
     pub fn columns(&self) -> [&[u8]; 3] {
-        [&self.stamps[..self.s], &self.values[..self.v], &self.rest[..self.r]]
+        [
+            &self.stamps[..self.s],
+            &self.values[..self.v],
+            &self.rest[..self.r],
+        ]
     }
 
     /// Empty again, for the next chunk.
@@ -228,7 +247,11 @@ static TARGETS: [u8; 32] = {
     let mut code = 1;
     while code <= 17 {
         // Kind codes (FORMAT.md §6): begin 9, end 10, branch 15 have no target.
-        t[code] = if code == 9 || code == 10 || code == 15 { 1 } else { 2 };
+        t[code] = if code == 9 || code == 10 || code == 15 {
+            1
+        } else {
+            2
+        };
         code += 1;
     }
     t
@@ -294,7 +317,10 @@ pub fn join(c: &mut Columns, raw_len: usize, out: &mut Vec<u8>) -> Result<(), St
     let base = out.len();
     out.resize(base + raw_len + 32, 0);
     let res = join_padded(c, lens, &mut out[base..]);
-    for (col, len) in [&mut c.stamps, &mut c.values, &mut c.rest].into_iter().zip(lens) {
+    for (col, len) in [&mut c.stamps, &mut c.values, &mut c.rest]
+        .into_iter()
+        .zip(lens)
+    {
         col.truncate(len);
     }
     match res {
@@ -304,7 +330,9 @@ pub fn join(c: &mut Columns, raw_len: usize, out: &mut Vec<u8>) -> Result<(), St
         }
         Ok(n) => {
             out.truncate(base);
-            Err(format!("expected {raw_len} bytes of records from the columns, found {n}"))
+            Err(format!(
+                "expected {raw_len} bytes of records from the columns, found {n}"
+            ))
         }
         Err(m) => {
             out.truncate(base);
@@ -336,7 +364,9 @@ fn join_padded(c: &Columns, lens: [usize; 3], out: &mut [u8]) -> Result<usize, S
     };
     while r < lr {
         if o > room {
-            return Err(format!("expected {room} bytes of records, found more in the columns"));
+            return Err(format!(
+                "expected {room} bytes of records, found more in the columns"
+            ));
         }
         let tag = c.rest[r];
         let with_target = has_target(tag).ok_or_else(|| {
@@ -447,7 +477,9 @@ pub fn decode(
             COL_ZSTD => {
                 col.reserve(raw);
                 let n = z.decompress_to_buffer(data, col).map_err(|e| {
-                    format!("expected a zstd {name} column, found data that does not decompress: {e}")
+                    format!(
+                        "expected a zstd {name} column, found data that does not decompress: {e}"
+                    )
                 })?;
                 if n != raw {
                     return Err(format!(
@@ -514,7 +546,11 @@ mod tests {
             let (raw, b) = built((seed * 53 % 700) as usize, seed);
             let mut c = Columns::default();
             split(&raw, &mut c).unwrap();
-            assert_eq!(b.columns(), [&c.stamps[..], &c.values[..], &c.rest[..]], "seed {seed}");
+            assert_eq!(
+                b.columns(),
+                [&c.stamps[..], &c.values[..], &c.rest[..]],
+                "seed {seed}"
+            );
         }
     }
 
@@ -613,7 +649,9 @@ mod tests {
         split(&raw, &mut short).unwrap();
         short.stamps.truncate(short.stamps.len() / 2);
         let mut out = Vec::new();
-        assert!(join(&mut short, raw.len(), &mut out).unwrap_err().contains("stamp delta"));
+        assert!(join(&mut short, raw.len(), &mut out)
+            .unwrap_err()
+            .contains("stamp delta"));
         assert!(out.is_empty());
         // A torn chunk does not split.
         assert!(split(&raw[..raw.len() - 1], &mut Columns::default()).is_none());

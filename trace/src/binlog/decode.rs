@@ -184,7 +184,11 @@ impl LogDecoder {
 impl LogDecoder {
     /// The next batch of a chunk read as columns, `None` when the chunk has no records
     /// left (its record count checked).
-    fn columns_batch(&mut self, events: &mut Vec<(u64, Event)>, pos: &mut Vec<u32>) -> Option<Batch> {
+    fn columns_batch(
+        &mut self,
+        events: &mut Vec<(u64, Event)>,
+        pos: &mut Vec<u32>,
+    ) -> Option<Batch> {
         let o = self.origin.clone()?;
         let mut err = None;
         let mut slot = (0u64, Event::new(self.thread, Kind::Branch, 0, 0));
@@ -198,7 +202,10 @@ impl LogDecoder {
                 }
             }
             let at = self.cursor.at();
-            if let Err(m) = self.cursor.next(&self.cols, &mut self.delta, self.thread, &mut slot) {
+            if let Err(m) = self
+                .cursor
+                .next(&self.cols, &mut self.delta, self.thread, &mut slot)
+            {
                 err = Some(o.err(at, m));
                 break;
             }
@@ -223,7 +230,10 @@ impl LogDecoder {
             });
         }
         if self.records != o.records {
-            let m = format!("expected {} records (frame header), found {}", o.records, self.records);
+            let m = format!(
+                "expected {} records (frame header), found {}",
+                o.records, self.records
+            );
             return Some(Batch::end(Some(o.err(self.cursor.at(), m)), false));
         }
         None

@@ -419,7 +419,8 @@ impl MetaTables {
         if vars.first_duplicate().is_none() {
             s.vars = vars;
         } else {
-            let names: Vec<Option<String>> = vars.names().iter().map(|n| Some(n.to_owned())).collect();
+            let names: Vec<Option<String>> =
+                vars.names().iter().map(|n| Some(n.to_owned())).collect();
             fill_owned(&mut s.vars, names, "var");
         }
         fill(&mut s.locks, &self.locks, "lock");
