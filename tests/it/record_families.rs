@@ -107,6 +107,7 @@ families! {
     family_pipes => "Pipes",
     family_sockets => "Sockets",
     family_finalizers => "Finalizers",
+    family_runner_subclasses => "Runners",
 }
 
 #[test]
