@@ -99,11 +99,8 @@ pub struct ChunkLog {
     reserve: usize,
     /// Bytes written to `STEM.jrl` so far.
     sealed_bytes: u64,
-    /// For a log of event records: the open chunk's columns ([`super::columns`]), made at
-    /// its first record.
+    /// For a log of event records: the open chunk's columns ([`super::columns`]).
     columns: Option<Box<Building>>,
-    /// This log seals its chunks as columns.
-    event_columns: bool,
 }
 
 impl ChunkLog {
@@ -172,7 +169,6 @@ impl ChunkLog {
             reserve: 0,
             sealed_bytes: 32,
             columns: None,
-            event_columns: false,
         })
     }
 
@@ -222,22 +218,31 @@ impl ChunkLog {
     /// [`ChunkLog::write_fitting`] into the first `limit` bytes of the open chunk.
     #[inline]
     fn write_within(&mut self, rec: &[u8], limit: usize) -> io::Result<()> {
+        self.write_span(rec, rec.len(), limit)
+    }
+
+    /// Writes the record of `len` bytes at the start of `span` by copying all of `span`
+    /// (its bytes past the record are zero, as the chunk is past its last record: one
+    /// fixed-size copy writes nothing a reader could take for a record).
+    #[inline]
+    fn write_span(&mut self, span: &[u8], len: usize, limit: usize) -> io::Result<()> {
         let Some(map) = self.map.as_mut() else {
             return Err(finished_err());
         };
-        if rec.is_empty() || rec[0] == 0 || self.used + rec.len() > limit {
+        if len == 0 || span[0] == 0 || self.used + len > limit || self.used + span.len() > self.cap
+        {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "record does not fit",
             ));
         }
         let at = OPEN_HEADER + self.used;
-        map[at + 1..at + rec.len()].copy_from_slice(&rec[1..]);
+        map[at + 1..at + span.len()].copy_from_slice(&span[1..]);
         fence(Ordering::Release);
         // SAFETY: `at` is inside the map (checked above); a volatile store keeps the tag
         // store after the body stores.
-        unsafe { std::ptr::write_volatile(map.as_mut_ptr().add(at), rec[0]) };
-        self.used += rec.len();
+        unsafe { std::ptr::write_volatile(map.as_mut_ptr().add(at), span[0]) };
+        self.used += len;
         self.records += 1;
         Ok(())
     }
@@ -274,38 +279,24 @@ impl ChunkLog {
     /// Seals this log's chunks as columns: its records are event records
     /// ([`super::events`]), appended with [`ChunkLog::write_event`].
     pub fn seal_as_event_columns(&mut self) {
-        self.event_columns = true;
+        self.columns = Some(Box::new(Building::new(self.cap)));
     }
 
     /// Appends event record `f` of `buf` (which fits in the open chunk), and its fields to
     /// the chunk's columns. `buf` must be zero after the record: with room in the map the
-    /// record is copied with its zeros in one fixed-size copy (the chunk is zero after its
-    /// last record too, so this writes nothing a reader could take for a record).
+    /// record is copied with its zeros in one fixed-size copy.
     #[inline]
     pub fn write_event(&mut self, buf: &[u8; ENCODE_BUF], f: Encoded) -> io::Result<()> {
         const SPAN: usize = 32;
         debug_assert!(buf[f.len..SPAN].iter().all(|&b| b == 0));
-        let limit = self.cap - self.reserve;
-        match self.map.as_mut() {
-            Some(map)
-                if self.used + SPAN <= self.cap && self.used + f.len <= limit && buf[0] != 0 =>
-            {
-                let at = OPEN_HEADER + self.used;
-                map[at + 1..at + SPAN].copy_from_slice(&buf[1..SPAN]);
-                fence(Ordering::Release);
-                // SAFETY: `at` is inside the map (checked above); a volatile store keeps
-                // the tag store after the body stores.
-                unsafe { std::ptr::write_volatile(map.as_mut_ptr().add(at), buf[0]) };
-                self.used += f.len;
-                self.records += 1;
-            }
-            _ => self.write_within(&buf[..f.len], limit)?,
-        }
-        if self.event_columns {
-            let cap = self.cap;
-            self.columns
-                .get_or_insert_with(|| Box::new(Building::new(cap)))
-                .push(buf, f);
+        let span = if self.used + SPAN <= self.cap {
+            &buf[..SPAN]
+        } else {
+            &buf[..f.len]
+        };
+        self.write_span(span, f.len, self.cap - self.reserve)?;
+        if let Some(b) = self.columns.as_deref_mut() {
+            b.push(buf, f);
         }
         Ok(())
     }

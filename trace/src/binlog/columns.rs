@@ -19,8 +19,8 @@
 //! columns' bytes in that order.
 
 use super::events::{
-    kind_has_target, word_uvarint, DeltaState, Encoded, ENCODE_BUF, TAG_HAS_STAMP, TAG_HAS_VALUE,
-    TAG_VALUE_FLAG,
+    has_target as kind_has_target, word_uvarint, DeltaState, Encoded, ENCODE_BUF, TAG_HAS_STAMP,
+    TAG_HAS_VALUE, TAG_VALUE_FLAG,
 };
 use super::varint::MAX_VARINT;
 use super::varint::{unzigzag, Cursor};
@@ -240,30 +240,14 @@ fn varint_len(b: &[u8], at: usize) -> Option<usize> {
     Some(n + 1)
 }
 
-/// For each tag's kind code (tag & 0x1f): 0 no such kind, 1 a record without a target,
-/// 2 one with a target.
-static TARGETS: [u8; 32] = {
-    let mut t = [0u8; 32];
-    let mut code = 1;
-    while code <= 17 {
-        // Kind codes (FORMAT.md §6): begin 9, end 10, branch 15 have no target.
-        t[code] = if code == 9 || code == 10 || code == 15 {
-            1
-        } else {
-            2
-        };
-        code += 1;
-    }
-    t
-};
-
-/// Whether records of kind code `code` (tag & 0x1f) carry a target.
+/// Whether records with this tag (its kind code, tag & 0x1f) carry a target; `None` for
+/// a code that names no kind.
 #[inline]
-fn has_target(code: u8) -> Option<bool> {
-    match TARGETS[(code & 0x1f) as usize] {
-        0 => None,
-        t => Some(t == 2),
-    }
+fn has_target(tag: u8) -> Option<bool> {
+    (tag & 0x1f)
+        .checked_sub(1)
+        .and_then(Kind::from_u8)
+        .map(kind_has_target)
 }
 
 /// Appends the `n` bytes at `src[at..]` to `dst`.

@@ -20,7 +20,8 @@ pub(super) const TAG_VALUE_FLAG: u8 = 1 << 5;
 pub(super) const TAG_HAS_VALUE: u8 = 1 << 6;
 pub(super) const TAG_HAS_STAMP: u8 = 1 << 7;
 
-fn has_target(k: Kind) -> bool {
+/// Whether a record of kind `k` has a target field.
+pub(super) fn has_target(k: Kind) -> bool {
     !matches!(k, Kind::Begin | Kind::End | Kind::Branch)
 }
 
@@ -154,12 +155,6 @@ pub(super) fn word_uvarint(word: u64) -> Option<(u64, usize)> {
     let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
     let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
     Some((x, (last_bit as usize + 1) / 8))
-}
-
-/// Whether a record of kind `k` has a target field.
-#[inline]
-pub(super) fn kind_has_target(k: Kind) -> bool {
-    has_target(k)
 }
 
 /// The fast path of [`decode`] for the record at `data[pos..]` (whose tag is non-zero):
