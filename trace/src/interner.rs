@@ -133,16 +133,6 @@ fn table_of(text: &str, ends: &[usize]) -> Table {
 }
 
 impl Interner {
-    /// An interner whose ids are the indices of `names`, which must be distinct.
-    pub fn from_unique<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> Interner {
-        let mut i = Interner::default();
-        for n in names {
-            i.push_unique(n.as_ref());
-        }
-        debug_assert!(i.first_duplicate().is_none());
-        i
-    }
-
     /// Gives `name` the next id without looking it up: the caller knows it is new (see
     /// [`Interner::first_duplicate`]).
     pub fn push_unique(&mut self, name: &str) -> u32 {

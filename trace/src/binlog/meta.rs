@@ -416,13 +416,7 @@ impl MetaTables {
                 }
             }
         }
-        if vars.first_duplicate().is_none() {
-            s.vars = vars;
-        } else {
-            let names: Vec<Option<String>> =
-                vars.names().iter().map(|n| Some(n.to_owned())).collect();
-            fill_owned(&mut s.vars, names, "var");
-        }
+        adopt_distinct(&mut s.vars, vars);
         fill(&mut s.locks, &self.locks, "lock");
         let locs: Vec<Option<String>> = self
             .locs
@@ -508,27 +502,27 @@ fn fill(interner: &mut Interner, names: &[Option<String>], table: &str) {
 /// usual case), the names move in without a copy or a hash table.
 fn fill_owned(interner: &mut Interner, names: Vec<Option<String>>, table: &str) {
     if interner.is_empty() {
-        let all: Vec<String> = names
-            .into_iter()
-            .enumerate()
-            .map(|(i, n)| n.unwrap_or_else(|| placeholder(table, i)))
-            .collect();
-        let distinct = {
-            let mut seen: rustc_hash::FxHashSet<&str> = Default::default();
-            seen.reserve(all.len());
-            all.iter().all(|n| seen.insert(n.as_str()))
-        };
-        if distinct {
-            *interner = Interner::from_unique(all);
-            return;
+        let mut all = Interner::default();
+        for (i, n) in names.into_iter().enumerate() {
+            all.push_unique(&n.unwrap_or_else(|| placeholder(table, i)));
         }
-        for (i, name) in all.into_iter().enumerate() {
-            intern_distinct(interner, name, i);
-        }
+        adopt_distinct(interner, all);
         return;
     }
     for (i, n) in names.into_iter().enumerate() {
         intern_distinct(interner, n.unwrap_or_else(|| placeholder(table, i)), i);
+    }
+}
+
+/// `names` (ids in recorded order) into the empty `interner`: as they are when distinct
+/// (a recorder's usual case, no copy), else each duplicate with a ` #id` suffix.
+fn adopt_distinct(interner: &mut Interner, names: Interner) {
+    if names.first_duplicate().is_none() {
+        *interner = names;
+        return;
+    }
+    for (i, name) in names.names().iter().enumerate() {
+        intern_distinct(interner, name.to_owned(), i);
     }
 }
 
