@@ -10,9 +10,8 @@
 //! appended ([`Building`]), from the encoder's field boundaries, since parsing the chunk
 //! again at sealing costs the recording thread more than zstd saves. The open chunk keeps
 //! whole records (what a killed writer leaves must be readable). The trace reader's
-//! decoding threads read events straight from the columns ([`ColumnCursor`]); any other
-//! reader of a log gets the records rebuilt ([`join`]), so nothing after it knows the
-//! difference.
+//! decoding threads read events straight from the columns ([`ColumnCursor`]), so nothing
+//! after them knows the difference.
 //!
 //! Payload: for each column (stamps, values, rest) one byte of codec (0 stored, 1 zstd),
 //! its length after decompression (u32) and its stored length (u32), then the three
@@ -22,6 +21,7 @@ use super::events::{
     has_target as kind_has_target, word_uvarint, DeltaState, Encoded, ENCODE_BUF, TAG_HAS_STAMP,
     TAG_HAS_VALUE, TAG_VALUE_FLAG,
 };
+#[cfg(test)]
 use super::varint::MAX_VARINT;
 use super::varint::{unzigzag, Cursor};
 use crate::model::{Event, Kind, ThreadId, FLAG_VALUE};
@@ -242,7 +242,7 @@ fn varint_len(b: &[u8], at: usize) -> Option<usize> {
 
 /// Whether records with this tag (its kind code, tag & 0x1f) carry a target; `None` for
 /// a code that names no kind.
-#[inline]
+#[cfg(test)]
 fn has_target(tag: u8) -> Option<bool> {
     (tag & 0x1f)
         .checked_sub(1)
@@ -287,97 +287,6 @@ pub fn split(raw: &[u8], c: &mut Columns) -> Option<()> {
         }
     }
     Some(())
-}
-
-/// Rebuilds the `raw_len` bytes of records of a chunk from its columns into `out`
-/// (appended); what does not fit together is an error saying what was expected. The
-/// decoding threads run this for every chunk, so fields move with fixed-size copies: the
-/// columns get 16 bytes of padding (taken off again) and `out` room beyond `raw_len`.
-pub fn join(c: &mut Columns, raw_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
-    let lens = [c.stamps.len(), c.values.len(), c.rest.len()];
-    for col in [&mut c.stamps, &mut c.values, &mut c.rest] {
-        col.extend_from_slice(&[0; 16]);
-    }
-    let base = out.len();
-    out.resize(base + raw_len + 32, 0);
-    let res = join_padded(c, lens, &mut out[base..]);
-    for (col, len) in [&mut c.stamps, &mut c.values, &mut c.rest]
-        .into_iter()
-        .zip(lens)
-    {
-        col.truncate(len);
-    }
-    match res {
-        Ok(n) if n == raw_len => {
-            out.truncate(base + raw_len);
-            Ok(())
-        }
-        Ok(n) => {
-            out.truncate(base);
-            Err(format!(
-                "expected {raw_len} bytes of records from the columns, found {n}"
-            ))
-        }
-        Err(m) => {
-            out.truncate(base);
-            Err(m)
-        }
-    }
-}
-
-/// [`join`] into `out` (its length is the expected size + 32) from columns padded with 16
-/// bytes past their lengths `lens`; the size of the records rebuilt.
-fn join_padded(c: &Columns, lens: [usize; 3], out: &mut [u8]) -> Result<usize, String> {
-    let [ls, lv, lr] = lens;
-    let room = out.len() - 32;
-    let (mut s, mut v, mut r, mut o) = (0usize, 0usize, 0usize, 0usize);
-    // Moves the varint at `col[*at..]` (within `len`) to `out[*o..]`.
-    let mv = |col: &[u8], at: &mut usize, len: usize, out: &mut [u8], o: &mut usize, what: &str| {
-        let w: [u8; 16] = col[*at..*at + 16].try_into().expect("padded");
-        let x = u128::from_le_bytes(w);
-        let n = (!x & 0x8080_8080_8080_8080_8080_8080_8080_8080).trailing_zeros() as usize / 8 + 1;
-        if n > MAX_VARINT || *at + n > len {
-            return Err(format!(
-                "expected {what} in its column at byte {at}, found its end or a bad varint"
-            ));
-        }
-        out[*o..*o + 16].copy_from_slice(&w);
-        *at += n;
-        *o += n;
-        Ok(())
-    };
-    while r < lr {
-        if o > room {
-            return Err(format!(
-                "expected {room} bytes of records, found more in the columns"
-            ));
-        }
-        let tag = c.rest[r];
-        let with_target = has_target(tag).ok_or_else(|| {
-            format!("expected a record tag with a kind code 1..=17, found byte {tag:#04x}")
-        })?;
-        out[o] = tag;
-        o += 1;
-        r += 1;
-        if tag & TAG_HAS_STAMP != 0 {
-            mv(&c.stamps, &mut s, ls, out, &mut o, "a stamp delta")?;
-        }
-        if with_target {
-            mv(&c.rest, &mut r, lr, out, &mut o, "a target")?;
-        }
-        mv(&c.rest, &mut r, lr, out, &mut o, "a location delta")?;
-        if tag & TAG_HAS_VALUE != 0 {
-            mv(&c.values, &mut v, lv, out, &mut o, "a value")?;
-        }
-    }
-    if s != ls || v != lv {
-        return Err(format!(
-            "expected the stamp and value columns to end with the records, found {} and {} bytes more",
-            ls - s,
-            lv - v
-        ));
-    }
-    Ok(o)
 }
 
 /// Codec of one column in the payload.
@@ -538,16 +447,15 @@ mod tests {
         }
     }
 
-    /// Reads every record of `c` straight from its columns, until the first error.
-    fn read_all(c: &mut Columns) {
+    /// Reads every record of `c` straight from its columns: the first error, if any.
+    fn read_all(c: &mut Columns) -> Result<(), String> {
         let mut cur = ColumnCursor::new(c.pad());
         let mut st = DeltaState::default();
         let mut out = (0, Event::new(0, Kind::Read, 0, 0));
-        while let Ok(false) = cur.done() {
-            if cur.next(c, &mut st, 0, &mut out).is_err() {
-                break;
-            }
+        while !cur.done()? {
+            cur.next(c, &mut st, 0, &mut out)?;
         }
+        Ok(())
     }
 
     #[test]
@@ -562,7 +470,7 @@ mod tests {
     }
 
     #[test]
-    fn split_then_join_gives_the_records_back() {
+    fn columns_survive_encoding() {
         let mut z = zstd::bulk::Compressor::new(1).unwrap();
         let mut d = zstd::bulk::Decompressor::new().unwrap();
         for seed in 1..40u64 {
@@ -573,10 +481,11 @@ mod tests {
             let payload = encode([&c.stamps, &c.values, &c.rest], &mut z).unwrap();
             let mut back = Columns::default();
             decode(&payload, 1 << 20, &mut d, &mut back).unwrap();
-            let mut out = vec![7u8];
-            join(&mut back, raw.len(), &mut out).unwrap();
-            assert_eq!(out[1..], raw[..], "seed {seed}");
-            assert_eq!(back.rest.len(), c.rest.len(), "padding taken off");
+            assert_eq!(
+                [&back.stamps, &back.values, &back.rest],
+                [&c.stamps, &c.values, &c.rest],
+                "seed {seed}"
+            );
         }
     }
 
@@ -608,13 +517,12 @@ mod tests {
         let mut z = zstd::bulk::Compressor::new(1).unwrap();
         let mut d = zstd::bulk::Decompressor::new().unwrap();
         let payload = encode([&c.stamps, &c.values, &c.rest], &mut z).unwrap();
-        // Every cut and every single-byte change either fails with a message or joins
-        // into some records (a changed byte can still be well-formed); none panics.
+        // Every cut and every single-byte change either fails with a message or reads as
+        // some records (a changed byte can still be well-formed); none panics.
         for cut in 0..payload.len() {
             let mut back = Columns::default();
             if decode(&payload[..cut], 1 << 20, &mut d, &mut back).is_ok() {
-                let _ = join(&mut back, raw.len(), &mut Vec::new());
-                read_all(&mut back);
+                let _ = read_all(&mut back);
             }
         }
         for i in 0..payload.len() {
@@ -622,21 +530,14 @@ mod tests {
             p[i] ^= 0x5a;
             let mut back = Columns::default();
             if decode(&p, 1 << 20, &mut d, &mut back).is_ok() {
-                for len in [raw.len(), raw.len() - 1, raw.len() + 1, 0] {
-                    let _ = join(&mut back, len, &mut Vec::new());
-                }
-                read_all(&mut back);
+                let _ = read_all(&mut back);
             }
         }
         // A record column whose stamps are missing is told.
         let mut short = Columns::default();
         split(&raw, &mut short).unwrap();
         short.stamps.truncate(short.stamps.len() / 2);
-        let mut out = Vec::new();
-        assert!(join(&mut short, raw.len(), &mut out)
-            .unwrap_err()
-            .contains("stamp delta"));
-        assert!(out.is_empty());
+        assert!(read_all(&mut short).unwrap_err().contains("stamp delta"));
         // A torn chunk does not split.
         assert!(split(&raw[..raw.len() - 1], &mut Columns::default()).is_none());
     }

@@ -299,8 +299,7 @@ impl Decoders {
         });
         let threads = threads.clamp(1, n.max(1));
         let mut owned: Vec<Vec<(usize, LogDecoder)>> = (0..threads).map(|_| Vec::new()).collect();
-        for (i, (thread, mut log)) in logs.into_iter().enumerate() {
-            log.keep_columns();
+        for (i, (thread, log)) in logs.into_iter().enumerate() {
             owned[i % threads].push((
                 i,
                 LogDecoder {

@@ -22,8 +22,8 @@ pub struct ChunkOrigin {
     pub sealed: bool,
     /// Record count from the frame header (sealed chunks only).
     pub records: u32,
-    /// The chunk was sealed as columns and is left in [`LogReader::columns`] (see
-    /// [`LogReader::keep_columns`]); byte offsets are then in its record column.
+    /// The chunk was sealed as columns and is left in [`LogReader::columns`], not in the
+    /// caller's buffer; byte offsets are then in its record column.
     pub in_columns: bool,
 }
 
@@ -78,8 +78,6 @@ pub struct LogReader {
     dctx: Option<zstd::bulk::Decompressor<'static>>,
     /// Buffers for chunks sealed as columns.
     columns: Option<Box<Columns>>,
-    /// Leave chunks sealed as columns in `columns` rather than rebuild their records.
-    keep_columns: bool,
 }
 
 /// The zstd context in `d`, made at the first compressed chunk and reused for the others.
@@ -203,7 +201,6 @@ impl LogReader {
             comp: Vec::new(),
             dctx: None,
             columns: None,
-            keep_columns: false,
         })
     }
 
@@ -212,18 +209,14 @@ impl LogReader {
         self.unfinished
     }
 
-    /// From now on, a chunk sealed as columns is left in [`LogReader::columns`] (its
-    /// origin says so) instead of rebuilt as records in the caller's buffer.
-    pub fn keep_columns(&mut self) {
-        self.keep_columns = true;
-    }
-
-    /// The columns of the last chunk read that was left as columns.
+    /// The columns of the last chunk read that was sealed as columns.
     pub fn columns(&mut self) -> &mut Columns {
         self.columns.get_or_insert_with(Box::default)
     }
 
-    /// The next chunk's records into `buf`, or `None` at the end of the log.
+    /// The next chunk's records into `buf` (or, for a chunk sealed as columns, into
+    /// [`LogReader::columns`]: see [`ChunkOrigin::in_columns`]), or `None` at the end of
+    /// the log.
     pub fn next_chunk(&mut self, buf: &mut Vec<u8>) -> Result<Option<ChunkOrigin>, TraceError> {
         buf.clear();
         if self.done {
@@ -341,17 +334,12 @@ impl LogReader {
                     }
                     CODEC_COLUMNS => {
                         let mut cols = self.columns.take().unwrap_or_default();
-                        let keep = self.keep_columns;
                         let read = zstd_ctx(&mut self.dctx)
                             .map_err(|e| format!("expected to decompress, found: {e}"))
-                            .and_then(|d| columns::decode(&self.comp, raw_len, d, &mut cols))
-                            .and_then(|()| match keep {
-                                true => Ok(()),
-                                false => columns::join(&mut cols, raw_len, buf),
-                            });
+                            .and_then(|d| columns::decode(&self.comp, raw_len, d, &mut cols));
                         self.columns = Some(cols);
                         read.map_err(|m| bin(&self.sealed_path, at, m))?;
-                        in_columns = keep;
+                        in_columns = true;
                     }
                     c => {
                         return Err(bin(

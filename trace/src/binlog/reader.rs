@@ -406,6 +406,12 @@ impl TraceReader {
         let mut log = LogReader::open(dir, META_STEM, META_LOG_ID)?;
         let mut buf = Vec::new();
         while let Some(o) = log.next_chunk(&mut buf)? {
+            if o.in_columns {
+                return Err(o.err(
+                    0,
+                    "expected metadata records, found a chunk of event columns",
+                ));
+            }
             let mut c = Cursor::new(&buf, 0);
             let mut n = 0u32;
             while !c.at_end() {
