@@ -118,15 +118,8 @@ pub fn run_with_schedules(
                 }
                 _ => Vec::with_capacity(BATCH),
             };
-            while batch.len() < BATCH {
-                match src.next_event() {
-                    Ok(Some(e)) => batch.push(e),
-                    Ok(None) => break,
-                    Err(e) => {
-                        read = Err(e);
-                        break;
-                    }
-                }
+            if let Err(e) = src.next_batch(&mut batch, BATCH) {
+                read = Err(e);
             }
             if batch.is_empty() {
                 break;

@@ -10,6 +10,21 @@ use crate::model::*;
 pub trait EventSource {
     /// The next event, already checked by [`crate::wellformed::Checker`].
     fn next_event(&mut self) -> Result<Option<Event>, TraceError>;
+    /// Appends the next events to `out`, at most `max`, and none only at the end of the
+    /// source; an error comes after the events before it were appended. Sources whose
+    /// events cost a few nanoseconds each read them here in one loop: one call per event
+    /// through the trait, with its `Result<Option<Event>>`, cost as much as the merge of
+    /// a binary trace itself. Wrappers that change what `next_event` returns must override
+    /// it as well or keep this default ([`forward_source_methods`] does not forward it).
+    fn next_batch(&mut self, out: &mut Vec<Event>, max: usize) -> Result<(), TraceError> {
+        for _ in 0..max {
+            match self.next_event()? {
+                Some(e) => out.push(e),
+                None => break,
+            }
+        }
+        Ok(())
+    }
     fn symbols(&self) -> &Symbols;
     /// Whether the trace carries branch events. For a `.std` file this is known only
     /// once it has been read to the end.
@@ -38,8 +53,9 @@ pub trait EventSource {
 }
 
 /// The [`EventSource`] methods a wrapper (a filter, a journal) passes straight to the
-/// source it wraps, in its field `$inner`: every method but `next_event`, so that a method
-/// added to the trait is forwarded by every wrapper.
+/// source it wraps, in its field `$inner`: every method but `next_event` and `next_batch`
+/// (which must return what the wrapper's `next_event` does), so that a method added to
+/// the trait is forwarded by every wrapper.
 #[macro_export]
 macro_rules! forward_source_methods {
     ($inner:ident) => {

@@ -242,6 +242,16 @@ impl EventSource for JournaledSource<'_> {
         }
         Ok(e)
     }
+
+    fn next_batch(&mut self, out: &mut Vec<Event>, max: usize) -> Result<(), TraceError> {
+        let from = out.len();
+        let r = self.inner.next_batch(out, max);
+        for e in &out[from..] {
+            self.journal.observe(self.next, e);
+            self.next += 1;
+        }
+        r
+    }
     jrace_trace::forward_source_methods!(inner);
 }
 

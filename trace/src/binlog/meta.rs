@@ -392,31 +392,48 @@ impl MetaTables {
         // millions of them, and a String each was most of opening one.
         let mut vars = Interner::default();
         s.var_static = Vec::with_capacity(self.vars.len());
+        // Whether every name is built from what the variable is (object and static, or
+        // object and element): see `structured_names_are_distinct`.
+        let mut structured = true;
+        let mut num = itoa::Buffer::new();
         for (i, v) in self.vars.into_iter().enumerate() {
             match v {
                 Some((st, n)) => {
                     s.var_static.push(st);
                     let stat = s.statics.name(st);
                     match n {
-                        VarName::Text(n) => vars.push_unique(&n),
+                        VarName::Text(n) => {
+                            structured = false;
+                            vars.push_unique(&n)
+                        }
                         VarName::Field(0) => vars.push_unique(stat),
-                        VarName::Field(obj) => {
-                            vars.push_unique_with(|t| write_name(t, format_args!("{obj}.{stat}")))
-                        }
-                        VarName::Elem(obj, e) => {
-                            vars.push_unique_with(|t| write_name(t, format_args!("{obj}[{e}]")))
-                        }
+                        VarName::Field(obj) => vars.push_unique_with(|t| {
+                            t.push_str(num.format(obj));
+                            t.push('.');
+                            t.push_str(stat);
+                        }),
+                        VarName::Elem(obj, e) => vars.push_unique_with(|t| {
+                            t.push_str(num.format(obj));
+                            t.push('[');
+                            t.push_str(num.format(e));
+                            t.push(']');
+                        }),
                     };
                 }
                 None => {
                     // An unnamed variable gets a static name of its own.
+                    structured = false;
                     s.var_static
                         .push(s.statics.intern(&placeholder("static-of-var", i)));
                     vars.push_unique(&placeholder("var", i));
                 }
             }
         }
-        adopt_distinct(&mut s.vars, vars);
+        if structured && structured_names_are_distinct(&s.statics) {
+            s.vars = vars;
+        } else {
+            adopt_distinct(&mut s.vars, vars);
+        }
         fill(&mut s.locks, &self.locks, "lock");
         let locs: Vec<Option<String>> = self
             .locs
@@ -469,10 +486,20 @@ impl MetaTables {
     }
 }
 
-/// Appends `args` to `text` (writing to a String cannot fail).
-fn write_name(text: &mut String, args: std::fmt::Arguments<'_>) {
-    use std::fmt::Write;
-    let _ = text.write_fmt(args);
+/// Whether variable names built from what each variable is are distinct wherever the
+/// variables are (which is all a name has to tell: two records of one object's field, or
+/// of one static, are one variable even under two ids), so that the names need no check
+/// of their own, a hash table over millions of them. A static is named by its static's
+/// name (distinct: [`fill_owned`]), an object's field `OBJ.STATIC` and an element
+/// `OBJ[INDEX]` with OBJ in decimal digits: the digits end at the first `.` or `[`, which
+/// tells the object and the kind, and the rest the static or the index. So two such
+/// names are equal only for one object and one static or index, and no static's name
+/// equals one of them unless it starts with a digit.
+fn structured_names_are_distinct(statics: &Interner) -> bool {
+    statics
+        .names()
+        .iter()
+        .all(|n| !n.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// A counted list of object ids (each at least one byte: bounded by the data).
@@ -536,6 +563,39 @@ fn intern_distinct(interner: &mut Interner, mut name: String, i: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names built from what a variable is (object and static, object and element) are
+    /// distinct for distinct variables by construction: no check, and two records of one
+    /// variable keep one name. A static whose name starts with a digit could equal an
+    /// object's field: then the names are checked as any others.
+    #[test]
+    fn structured_names_are_built_without_a_check_unless_a_static_could_collide() {
+        let m = MetaTables {
+            statics: vec![Some("A.f".into()), Some("B.g".into())],
+            vars: vec![
+                Some((0, VarName::Field(12))),
+                Some((1, VarName::Field(0))),
+                Some((0, VarName::Elem(12, 3))),
+                Some((1, VarName::Field(1))),
+                // Two records of one object's field: one variable, one name.
+                Some((0, VarName::Field(12))),
+            ],
+            ..MetaTables::default()
+        };
+        let s = m.into_symbols(0);
+        let names: Vec<&str> = (0..5).map(|i| s.vars.name(i)).collect();
+        assert_eq!(names, ["12.A.f", "B.g", "12[3]", "1.B.g", "12.A.f"]);
+
+        // A static named like an object's field: the names are checked, and told apart.
+        let m = MetaTables {
+            statics: vec![Some("A.f".into()), Some("1.A.f".into())],
+            vars: vec![Some((0, VarName::Field(1))), Some((1, VarName::Field(0)))],
+            ..MetaTables::default()
+        };
+        let s = m.into_symbols(0);
+        let names: Vec<&str> = (0..2).map(|i| s.vars.name(i)).collect();
+        assert_eq!(names, ["1.A.f", "1.A.f #1"]);
+    }
 
     /// Names move into the symbol tables with their recorded ids; a missing name gets a
     /// placeholder and a repeated one a suffix, so that ids stay distinct by name (a

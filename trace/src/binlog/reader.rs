@@ -593,12 +593,18 @@ impl TraceReader {
 impl EventSource for TraceReader {
     #[inline]
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        loop {
-            match self.next_merged()? {
-                Some(e) if !self.keep_sync(&e) => continue,
-                r => return Ok(r),
+        self.next_kept()
+    }
+
+    fn next_batch(&mut self, out: &mut Vec<Event>, max: usize) -> Result<(), TraceError> {
+        out.reserve(max);
+        for _ in 0..max {
+            match self.next_kept()? {
+                Some(e) => out.push(e),
+                None => break,
             }
         }
+        Ok(())
     }
 
     fn symbols(&self) -> &Symbols {
@@ -660,6 +666,17 @@ impl EventSource for TraceReader {
 }
 
 impl TraceReader {
+    /// The next event of the merged streams that [`TraceReader::keep_sync`] keeps.
+    #[inline(always)]
+    fn next_kept(&mut self) -> Result<Option<Event>, TraceError> {
+        loop {
+            match self.next_merged()? {
+                Some(e) if !self.keep_sync(&e) => continue,
+                r => return Ok(r),
+            }
+        }
+    }
+
     /// The next event of the merged streams.
     #[inline]
     fn next_merged(&mut self) -> Result<Option<Event>, TraceError> {
