@@ -698,10 +698,22 @@ impl TraceReader {
             if s.bi < s.batch.events.len() {
                 let (stamp, e) = s.batch.events[s.bi];
                 if key(stamp, s.thread) > self.bound {
-                    // Another stream's head comes first: switch.
-                    self.heap.push(Reverse((stamp, s.thread, c)));
-                    self.stale.pushed(c, s.next());
-                    self.cur = NONE;
+                    // Another stream's head comes first: it becomes the current stream and
+                    // this one takes its place at the top of the heap (one sift down, where
+                    // a push and a pop were two sifts: on a trace whose threads interleave
+                    // event by event, every event switches).
+                    let next = s.next();
+                    let mut top = self.heap.peek_mut().expect("a finite bound is a head");
+                    let Reverse((_, _, i)) =
+                        std::mem::replace(&mut *top, Reverse((stamp, s.thread, c)));
+                    drop(top);
+                    self.stale.pushed(c, next);
+                    self.stale.left(i);
+                    self.cur = i;
+                    self.bound = self
+                        .heap
+                        .peek()
+                        .map_or(u128::MAX, |Reverse((st, t, _))| key(*st, *t));
                     continue;
                 }
                 if s.bi >= s.good {
