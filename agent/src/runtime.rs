@@ -118,6 +118,9 @@ enum Resolved {
     /// An array element whose static name is the element type.
     Array {
         static_id: u32,
+        /// `baload`/`bastore`, which serve `byte[]` and `boolean[]` alike: the array's
+        /// class tells which ([`Cx::boolean_array`]).
+        byte_or_boolean: bool,
     },
     Call(CallOp),
     /// A BarrierPair call site: the callee's method id.
@@ -278,6 +281,9 @@ const ADDR_CACHE: usize = 4096;
 /// Entries of a thread's [`ThreadState::var_cache`] (16 bytes each).
 const VAR_CACHE_BITS: u32 = 12;
 const VAR_CACHE: usize = 1 << VAR_CACHE_BITS;
+/// Entries of [`Identity::byte_arrays`].
+const BYTE_ARRAY_CACHE_BITS: u32 = 6;
+const BYTE_ARRAY_CACHE: usize = 1 << BYTE_ARRAY_CACHE_BITS;
 
 /// Elements of one `System.arraycopy` recorded at most (the rest of a longer copy is not).
 const ARRAYCOPY_MAX: i32 = 256;
@@ -592,6 +598,9 @@ struct Identity {
     cache_epoch: u64,
     /// Variable key -> id, as this thread interned them.
     vars: FxHashMap<(u64, u32), u32>,
+    /// A direct-mapped cache of the byte-sized arrays this thread accessed: (object id,
+    /// a `boolean[]`), id 0 when empty.
+    byte_arrays: Box<[(u64, bool)]>,
     /// A direct-mapped cache in front of `vars`: (key, id + 1), 0 when empty. Most
     /// accesses go to variables the thread touched a moment ago; `vars` (millions of
     /// entries) costs a cache miss or two per lookup, this one line.

@@ -244,13 +244,22 @@ impl Cx<'_> {
         let Some(e) = self.enter_site(site) else {
             return;
         };
-        let Resolved::Array { static_id } = self.resolve(e) else {
+        let Resolved::Array {
+            static_id,
+            byte_or_boolean,
+        } = self.resolve(e)
+        else {
             return;
         };
         let obj = self.obj(arr);
         if obj == 0 || idx < 0 {
             return;
         }
+        let static_id = if byte_or_boolean && self.boolean_array(obj, arr) {
+            self.fixed_static("boolean[]")
+        } else {
+            static_id
+        };
         let v = self.var((obj | ARRAY_VAR, idx as u32), static_id);
         if self.jdk {
             // A JDK array store: recorded as a synchronizing write, so that an ordered read
@@ -270,6 +279,34 @@ impl Cx<'_> {
         self.implicit_branch(obj, true, e.loc);
         self.loaded = !write;
         self.emit(kind, v, e.loc, Some(value), false);
+    }
+
+    /// Whether `arr` (object `obj`), accessed by `baload`/`bastore`, is a `boolean[]`
+    /// rather than a `byte[]`: its class, asked once per array while it stays in this
+    /// thread's small cache.
+    unsafe fn boolean_array(&mut self, obj: u64, arr: jobject) -> bool {
+        let slot =
+            (obj.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BYTE_ARRAY_CACHE_BITS)) as usize;
+        let (k, b) = self.t.ident.byte_arrays[slot];
+        if k == obj {
+            return b;
+        }
+        let env = self.env;
+        let cls = jni!(env, GetObjectClass, arr);
+        let mut sig: *mut c_char = std::ptr::null_mut();
+        let jv = self.a.jvmti;
+        let b = if jvmti!(jv, GetClassSignature, cls, &mut sig, std::ptr::null_mut()) == 0
+            && !sig.is_null()
+        {
+            let z = CStr::from_ptr(sig).to_bytes() == b"[Z";
+            jvmti!(jv, Deallocate, sig as *mut u8);
+            z
+        } else {
+            false
+        };
+        jni!(env, DeleteLocalRef, cls);
+        self.t.ident.byte_arrays[slot] = (obj, b);
+        b
     }
 
     /// `System.arraycopy`, before it runs: the reads of the source elements and the writes
@@ -342,9 +379,13 @@ impl Cx<'_> {
                 region!(GetDoubleArrayRegion, jdouble, |x: jdouble| d2i(x));
                 "double[]"
             }
-            b'B' | b'Z' => {
+            b'B' => {
                 region!(GetByteArrayRegion, jbyte, |x: jbyte| x as i64);
                 "byte[]"
+            }
+            b'Z' => {
+                region!(GetBooleanArrayRegion, jboolean, |x: jboolean| x as i64);
+                "boolean[]"
             }
             b'C' => {
                 region!(GetCharArrayRegion, jchar, |x: jchar| x as i64);

@@ -75,6 +75,7 @@ pub(super) fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             let name = format!("{}[]", signature_to_name(elem));
             Resolved::Array {
                 static_id: intern_static(a, &mut n, &name),
+                byte_or_boolean: elem == "B",
             }
         }
         SiteKind::Barrier { owner, name, .. } => Resolved::Barrier {

@@ -10,6 +10,11 @@ package families;
 // RACE: short[] @copyW @copyR
 //   worker A fills `buf` with System.arraycopy, worker B reads buf[1]: the copy writes the
 //   elements at the arraycopy call (a JDK native: only a model of it can record them)
+// RACE: boolean[] @flagW @flagR
+//   worker A sets flags[1], worker B reads it: `bastore`/`baload` serve boolean[] and
+//   byte[] alike, the array's class tells which
+// RACE: byte[] @byteW @byteR
+//   the same on a byte[]
 // NORACE: long[]
 //   each worker writes only its own element of `parts`; main reads them after join
 // NORACE: int[] @ownA @ownB
@@ -22,11 +27,15 @@ public class Arrays {
     static double[] weights = new double[8];
     static short[] buf = new short[2];
     static short[] src = {3, 4};
+    static boolean[] flags = new boolean[2];
+    static byte[] bytes = new byte[2];
 
     static void workerA() {
         data[0] = 5; // @slot0W
         data[3] = 1; // @sharedA
         System.arraycopy(src, 0, buf, 0, 2); // @copyW
+        flags[1] = true; // @flagW
+        bytes[0] = 7; // @byteW
         for (int i = 0; i < 4; i++) {
             data[1] += i; // @ownA
             parts[0] += (long) weights[i];
@@ -37,8 +46,10 @@ public class Arrays {
         int seen = data[0]; // @slot0R
         data[3] = 1; // @sharedB
         int b1 = buf[1]; // @copyR
+        boolean f = flags[1]; // @flagR
+        byte y = bytes[0]; // @byteR
         for (int i = 4; i < 8; i++) {
-            data[2] += i + (seen & 0) + (b1 & 0); // @ownB
+            data[2] += i + (seen & 0) + (b1 & 0) + (f ? 0 : 0) + (y & 0); // @ownB
             parts[1] += (long) weights[i];
         }
     }
