@@ -115,12 +115,13 @@ enum Resolved {
         /// False for final static fields: only the class-initialization edge matters.
         record: bool,
     },
-    /// An array element whose static name is the element type.
+    /// An array element whose static name is the array type.
     Array {
         static_id: u32,
-        /// `baload`/`bastore`, which serve `byte[]` and `boolean[]` alike: the array's
-        /// class tells which ([`Cx::boolean_array`]).
-        byte_or_boolean: bool,
+        /// The instruction tells the array type (`iaload`: `int[]`). `baload`/`bastore`
+        /// serve `byte[]` and `boolean[]` alike, and `aaload`/`aastore` every array of
+        /// references: their array's class tells ([`Cx::element_static`]).
+        exact: bool,
     },
     Call(CallOp),
     /// A BarrierPair call site: the callee's method id.
@@ -281,9 +282,9 @@ const ADDR_CACHE: usize = 4096;
 /// Entries of a thread's [`ThreadState::var_cache`] (16 bytes each).
 const VAR_CACHE_BITS: u32 = 12;
 const VAR_CACHE: usize = 1 << VAR_CACHE_BITS;
-/// Entries of [`Identity::byte_arrays`].
-const BYTE_ARRAY_CACHE_BITS: u32 = 6;
-const BYTE_ARRAY_CACHE: usize = 1 << BYTE_ARRAY_CACHE_BITS;
+/// Entries of [`Identity::array_statics`].
+const ARRAY_CACHE_BITS: u32 = 6;
+const ARRAY_CACHE: usize = 1 << ARRAY_CACHE_BITS;
 
 /// Elements of one `System.arraycopy` recorded at most (the rest of a longer copy is not).
 const ARRAYCOPY_MAX: i32 = 256;
@@ -598,9 +599,11 @@ struct Identity {
     cache_epoch: u64,
     /// Variable key -> id, as this thread interned them.
     vars: FxHashMap<(u64, u32), u32>,
-    /// A direct-mapped cache of the byte-sized arrays this thread accessed: (object id,
-    /// a `boolean[]`), id 0 when empty.
-    byte_arrays: Box<[(u64, bool)]>,
+    /// A direct-mapped cache of the static names of the arrays this thread accessed
+    /// whose type the instruction does not tell: (object id, static id), id 0 when empty.
+    array_statics: Box<[(u64, u32)]>,
+    /// Array class signature -> static id, as this thread asked for them.
+    array_classes: FxHashMap<Box<[u8]>, u32>,
     /// A direct-mapped cache in front of `vars`: (key, id + 1), 0 when empty. Most
     /// accesses go to variables the thread touched a moment ago; `vars` (millions of
     /// entries) costs a cache miss or two per lookup, this one line.

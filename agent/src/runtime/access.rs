@@ -244,21 +244,16 @@ impl Cx<'_> {
         let Some(e) = self.enter_site(site) else {
             return;
         };
-        let Resolved::Array {
-            static_id,
-            byte_or_boolean,
-        } = self.resolve(e)
-        else {
+        let Resolved::Array { static_id, exact } = self.resolve(e) else {
             return;
         };
         let obj = self.obj(arr);
         if obj == 0 || idx < 0 {
             return;
         }
-        let static_id = if byte_or_boolean && self.boolean_array(obj, arr) {
-            self.fixed_static("boolean[]")
-        } else {
-            static_id
+        let static_id = match exact {
+            true => static_id,
+            false => self.element_static(obj, arr, static_id),
         };
         let v = self.var((obj | ARRAY_VAR, idx as u32), static_id);
         if self.jdk {
@@ -281,32 +276,52 @@ impl Cx<'_> {
         self.emit(kind, v, e.loc, Some(value), false);
     }
 
-    /// Whether `arr` (object `obj`), accessed by `baload`/`bastore`, is a `boolean[]`
-    /// rather than a `byte[]`: its class, asked once per array while it stays in this
-    /// thread's small cache.
-    unsafe fn boolean_array(&mut self, obj: u64, arr: jobject) -> bool {
-        let slot =
-            (obj.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BYTE_ARRAY_CACHE_BITS)) as usize;
-        let (k, b) = self.t.ident.byte_arrays[slot];
-        if k == obj {
-            return b;
+    /// The static name of `arr`'s (object `obj`'s) elements from its class: `boolean[]`
+    /// or `byte[]`, `java.lang.String[]`, `int[][]`. Asked once per array while it stays
+    /// in this thread's small cache; `fallback` (the site's) when the class cannot be
+    /// told.
+    pub(super) unsafe fn element_static(&mut self, obj: u64, arr: jobject, fallback: u32) -> u32 {
+        let slot = (obj.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - ARRAY_CACHE_BITS)) as usize;
+        let (k, s) = self.t.ident.array_statics[slot];
+        if k == obj && obj != 0 {
+            return s;
         }
         let env = self.env;
         let cls = jni!(env, GetObjectClass, arr);
         let mut sig: *mut c_char = std::ptr::null_mut();
         let jv = self.a.jvmti;
-        let b = if jvmti!(jv, GetClassSignature, cls, &mut sig, std::ptr::null_mut()) == 0
+        let s = if !cls.is_null()
+            && jvmti!(jv, GetClassSignature, cls, &mut sig, std::ptr::null_mut()) == 0
             && !sig.is_null()
         {
-            let z = CStr::from_ptr(sig).to_bytes() == b"[Z";
+            let bytes = CStr::from_ptr(sig).to_bytes();
+            let s = match self.t.ident.array_classes.get(bytes) {
+                Some(&s) => s,
+                None => {
+                    let s = match std::str::from_utf8(bytes) {
+                        Ok(name) if name.starts_with('[') => {
+                            let name = signature_to_name(name);
+                            let mut n = lock(&self.a.names);
+                            intern_static(self.a, &mut n, &name)
+                        }
+                        _ => fallback,
+                    };
+                    self.t.ident.array_classes.insert(bytes.into(), s);
+                    s
+                }
+            };
             jvmti!(jv, Deallocate, sig as *mut u8);
-            z
+            s
         } else {
-            false
+            fallback
         };
-        jni!(env, DeleteLocalRef, cls);
-        self.t.ident.byte_arrays[slot] = (obj, b);
-        b
+        if !cls.is_null() {
+            jni!(env, DeleteLocalRef, cls);
+        }
+        if obj != 0 {
+            self.t.ident.array_statics[slot] = (obj, s);
+        }
+        s
     }
 
     /// `System.arraycopy`, before it runs: the reads of the source elements and the writes
@@ -416,18 +431,27 @@ impl Cx<'_> {
         }
         let sid = self.fixed_static(name);
         let (so, dobj) = (self.obj(src), self.obj(dst));
+        // Each side's elements are named by its own array's class when the element kind
+        // does not tell it (`String[]` copied into `Object[]`), as an access would.
+        let (ssid, dsid) = match elem {
+            b'I' | b'J' | b'F' | b'D' | b'C' | b'S' => (sid, sid),
+            _ => (
+                self.element_static(so, src, sid),
+                self.element_static(dobj, dst, sid),
+            ),
+        };
         self.stack_once(e, site);
         self.implicit_branch(so, true, e.loc);
         self.implicit_branch(dobj, true, e.loc);
         let was_ref = std::mem::replace(&mut self.ref_value, elem == b'L' || elem == b'[');
         for (i, &v) in values.iter().enumerate() {
             let idx = (sp + i as i32) as u32;
-            let var = self.var((so | ARRAY_VAR, idx), sid);
+            let var = self.var((so | ARRAY_VAR, idx), ssid);
             self.emit(Kind::Read, var, e.loc, Some(v), false);
         }
         for (i, &v) in values.iter().enumerate() {
             let idx = (dp + i as i32) as u32;
-            let var = self.var((dobj | ARRAY_VAR, idx), sid);
+            let var = self.var((dobj | ARRAY_VAR, idx), dsid);
             self.emit(Kind::Write, var, e.loc, Some(v), false);
         }
         self.ref_value = was_ref;

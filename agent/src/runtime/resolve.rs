@@ -75,7 +75,7 @@ pub(super) fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             let name = format!("{}[]", signature_to_name(elem));
             Resolved::Array {
                 static_id: intern_static(a, &mut n, &name),
-                byte_or_boolean: elem == "B",
+                exact: !matches!(elem.as_bytes().first(), Some(b'B' | b'L' | b'[')),
             }
         }
         SiteKind::Barrier { owner, name, .. } => Resolved::Barrier {

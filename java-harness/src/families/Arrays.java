@@ -15,6 +15,13 @@ package families;
 //   byte[] alike, the array's class tells which
 // RACE: byte[] @byteW @byteR
 //   the same on a byte[]
+// RACE: java.lang.String[] @strW @strR
+//   `aastore`/`aaload` serve every array of references: the array's class names it
+// RACE: int[][] @rowW @rowR
+//   an array of arrays: its elements are int[] references
+// RACE: java.lang.Object[] @objCopyW @objCopyR
+//   System.arraycopy from a String[] into an Object[]: the copy's writes are named by
+//   the destination's class, as worker B's read of the same element
 // NORACE: long[]
 //   each worker writes only its own element of `parts`; main reads them after join
 // NORACE: int[] @ownA @ownB
@@ -29,6 +36,10 @@ public class Arrays {
     static short[] src = {3, 4};
     static boolean[] flags = new boolean[2];
     static byte[] bytes = new byte[2];
+    static String[] names = new String[2];
+    static int[][] grid = new int[2][];
+    static String[] words = {"w"};
+    static Object[] objs = new Object[1];
 
     static void workerA() {
         data[0] = 5; // @slot0W
@@ -36,6 +47,9 @@ public class Arrays {
         System.arraycopy(src, 0, buf, 0, 2); // @copyW
         flags[1] = true; // @flagW
         bytes[0] = 7; // @byteW
+        names[0] = "a"; // @strW
+        grid[1] = new int[1]; // @rowW
+        System.arraycopy(words, 0, objs, 0, 1); // @objCopyW
         for (int i = 0; i < 4; i++) {
             data[1] += i; // @ownA
             parts[0] += (long) weights[i];
@@ -48,8 +62,13 @@ public class Arrays {
         int b1 = buf[1]; // @copyR
         boolean f = flags[1]; // @flagR
         byte y = bytes[0]; // @byteR
+        String n = names[0]; // @strR
+        int[] row = grid[1]; // @rowR
+        Object o = objs[0]; // @objCopyR
+        int zero = (f ? 0 : 0) + (y & 0) + (n == null ? 0 : 0) + (row == null ? 0 : 0)
+                + (o == null ? 0 : 0);
         for (int i = 4; i < 8; i++) {
-            data[2] += i + (seen & 0) + (b1 & 0) + (f ? 0 : 0) + (y & 0); // @ownB
+            data[2] += i + (seen & 0) + (b1 & 0) + zero; // @ownB
             parts[1] += (long) weights[i];
         }
     }
