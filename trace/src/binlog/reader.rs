@@ -677,6 +677,18 @@ impl TraceReader {
         }
     }
 
+    /// Stream `i`, out of the heap, is the one events are taken from, until the heap's
+    /// smallest head comes first.
+    #[inline]
+    fn take_current(&mut self, i: usize) {
+        self.stale.left(i);
+        self.cur = i;
+        self.bound = self
+            .heap
+            .peek()
+            .map_or(u128::MAX, |Reverse((st, t, _))| key(*st, *t));
+    }
+
     /// The next event of the merged streams.
     #[inline]
     fn next_merged(&mut self) -> Result<Option<Event>, TraceError> {
@@ -686,12 +698,7 @@ impl TraceReader {
                 let Some(Reverse((_, _, i))) = self.heap.pop() else {
                     return Ok(None);
                 };
-                self.stale.left(i);
-                self.cur = i;
-                self.bound = self
-                    .heap
-                    .peek()
-                    .map_or(u128::MAX, |Reverse((st, t, _))| key(*st, *t));
+                self.take_current(i);
                 continue;
             }
             let s = &mut self.streams[c];
@@ -708,12 +715,7 @@ impl TraceReader {
                         std::mem::replace(&mut *top, Reverse((stamp, s.thread, c)));
                     drop(top);
                     self.stale.pushed(c, next);
-                    self.stale.left(i);
-                    self.cur = i;
-                    self.bound = self
-                        .heap
-                        .peek()
-                        .map_or(u128::MAX, |Reverse((st, t, _))| key(*st, *t));
+                    self.take_current(i);
                     continue;
                 }
                 if s.bi >= s.good {
