@@ -593,18 +593,12 @@ impl TraceReader {
 impl EventSource for TraceReader {
     #[inline]
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        self.next_kept()
-    }
-
-    fn next_batch(&mut self, out: &mut Vec<Event>, max: usize) -> Result<(), TraceError> {
-        out.reserve(max);
-        for _ in 0..max {
-            match self.next_kept()? {
-                Some(e) => out.push(e),
-                None => break,
+        loop {
+            match self.next_merged()? {
+                Some(e) if !self.keep_sync(&e) => continue,
+                r => return Ok(r),
             }
         }
-        Ok(())
     }
 
     fn symbols(&self) -> &Symbols {
@@ -666,17 +660,6 @@ impl EventSource for TraceReader {
 }
 
 impl TraceReader {
-    /// The next event of the merged streams that [`TraceReader::keep_sync`] keeps.
-    #[inline(always)]
-    fn next_kept(&mut self) -> Result<Option<Event>, TraceError> {
-        loop {
-            match self.next_merged()? {
-                Some(e) if !self.keep_sync(&e) => continue,
-                r => return Ok(r),
-            }
-        }
-    }
-
     /// Stream `i`, out of the heap, is the one events are taken from, until the heap's
     /// smallest head comes first.
     #[inline]
