@@ -50,6 +50,11 @@ pub struct CodeEditor {
 
 const NONE: u32 = u32::MAX;
 
+thread_local! {
+    /// Where [`CodeEditor::check_seq`] encodes an instruction to check it.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A stack map frame with absolute contents: (original offset, locals, stack).
 type AbsFrame = (u32, Vec<VType>, Vec<VType>);
 
@@ -158,8 +163,13 @@ impl CodeEditor {
                     ),
                 ));
             }
-            let mut tmp = Vec::new();
-            s.encode(&mut tmp, 0)?;
+            // Encoding checks the operand's shape; one buffer serves every check (a
+            // class's instrumentation inserts hundreds of thousands of instructions).
+            SCRATCH.with(|b| {
+                let mut b = b.borrow_mut();
+                b.clear();
+                s.encode(&mut b, 0)
+            })?;
         }
         Ok(())
     }
@@ -385,7 +395,12 @@ impl CodeEditor {
             start.push(pos);
             pos += Self::seq_len(&self.before[i]);
             at.push(pos);
-            pos += self.effective(i, wide).len_at(pos);
+            // A widened goto or jsr is a goto_w or jsr_w: 5 bytes.
+            pos += if wide[i] {
+                5
+            } else {
+                self.insns[i].1.len_at(pos)
+            };
             end.push(pos);
             pos += Self::seq_len(&self.after[i]);
             if let Some(list) = sites.get(&i) {
