@@ -255,9 +255,9 @@ pub fn hook_class(
                 via: None,
             },
             loc: Location {
-                class: dotted.clone(),
-                method: mname.clone(),
-                file: file.clone(),
+                class: dotted.as_str().into(),
+                method: mname.as_str().into(),
+                file: file.as_deref().map(Into::into),
                 line: None,
                 bci: 0,
             },

@@ -8,15 +8,18 @@
 //! The instrumenter allocates sites through a [`SiteSink`]; the agent's sink stores them
 //! in a global table the natives index, tests use [`SiteList`].
 
-/// Where an instrumented instruction is.
+use std::sync::Arc;
+
+/// Where an instrumented instruction is. The names are shared by every site of a class or
+/// method (a class gets a site per instrumented instruction).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Location {
     /// Class name with dots (`account.Account`, `Main$1`).
-    pub class: String,
+    pub class: Arc<str>,
     /// Method name (`deposit`, `<init>`, `lambda$main$0`).
-    pub method: String,
+    pub method: Arc<str>,
     /// From the SourceFile attribute, when the class has one.
-    pub file: Option<String>,
+    pub file: Option<Arc<str>>,
     /// From the LineNumberTable, when the method has one.
     pub line: Option<u32>,
     /// Bytecode index of the instruction in the original (uninstrumented) method.

@@ -29,7 +29,7 @@ pub(super) struct MethodCx<'a, 'f> {
     pub(super) cf: &'a mut ClassFile,
     pub(super) ctx: &'a mut Ctx<'f>,
     pub(super) sink: &'a mut dyn SiteSink,
-    pub(super) method: String,
+    pub(super) method: std::sync::Arc<str>,
     pub(super) lines: Vec<(u16, u16)>,
 }
 

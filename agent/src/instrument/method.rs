@@ -119,7 +119,7 @@ pub(super) fn instrument_method(
         cf,
         ctx,
         sink,
-        method: name,
+        method: name.into(),
         lines,
     };
     let mut rw = Rewrite {

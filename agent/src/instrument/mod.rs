@@ -194,9 +194,9 @@ pub fn instrument_with(
         .collect();
     let own_fields = info.fields.iter().map(|f| (f.0.clone(), f.2)).collect();
     let mut ctx = Ctx {
-        class_dotted: info.name.replace('/', "."),
+        class_dotted: info.name.replace('/', ".").into(),
         class_internal: info.name.clone(),
-        file: cf.source_file(),
+        file: cf.source_file().map(Into::into),
         pool: Pool::default(),
         natives,
         own_fields,
@@ -295,9 +295,9 @@ fn info_of(cf: &ClassFile) -> Option<ClassInfo> {
 }
 
 struct Ctx<'a> {
-    class_dotted: String,
+    class_dotted: std::sync::Arc<str>,
     class_internal: String,
-    file: Option<String>,
+    file: Option<std::sync::Arc<str>>,
     pool: Pool,
     /// (name, descriptor) of the class's own `native` methods.
     natives: Vec<(String, String)>,

@@ -173,9 +173,9 @@ impl Cx<'_> {
             jni!(self.env, DeleteLocalRef, class);
         }
         let l = self.a.intern_loc(Location {
-            class: class_name,
-            method: method_name,
-            file,
+            class: class_name.into(),
+            method: method_name.into(),
+            file: file.map(Into::into),
             line,
             bci: bci.max(0) as u32,
         });

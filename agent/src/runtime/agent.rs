@@ -105,9 +105,9 @@ impl Agent {
         let id = *n.locs.entry(token.clone()).or_insert(len);
         if id == len {
             let detail = LocDetail {
-                class: l.class,
-                method: l.method,
-                file: l.file,
+                class: l.class.to_string(),
+                method: l.method.to_string(),
+                file: l.file.as_deref().map(str::to_owned),
                 line: l.line,
                 bci: Some(l.bci),
             };

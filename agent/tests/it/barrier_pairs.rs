@@ -76,7 +76,7 @@ fn parse_log(log: &str, sites: &SiteList) -> Vec<Ev> {
 /// The BarrierPair hooks of one method, as `hook args… [callee]`.
 fn bp_seq(evs: &[Ev], method: &str) -> Vec<String> {
     evs.iter()
-        .filter(|e| e.site.loc.class == "bp.Main" && e.site.loc.method == method)
+        .filter(|e| e.site.loc.class.as_ref() == "bp.Main" && e.site.loc.method.as_ref() == method)
         .filter(|e| e.hook.starts_with("bp"))
         .map(|e| {
             let callee = match &e.site.kind {
@@ -248,7 +248,7 @@ fn barrier_pairs_bracket_calls_into_excluded_code() {
     // Synchronized: the BarrierPair ends before the monitor is released.
     let sync: Vec<String> = evs
         .iter()
-        .filter(|e| e.site.loc.method == "syncThrows")
+        .filter(|e| e.site.loc.method.as_ref() == "syncThrows")
         .map(|e| e.hook.clone())
         .filter(|h| h.starts_with("bp") || h.starts_with('s'))
         .collect();
@@ -269,7 +269,7 @@ fn barrier_pairs_bracket_calls_into_excluded_code() {
     // The callback's write happens between bpenter and bpexit.
     let k = evs
         .iter()
-        .position(|e| e.site.loc.method == "callback" && e.hook == "bpenter2")
+        .position(|e| e.site.loc.method.as_ref() == "callback" && e.hook == "bpenter2")
         .expect("callback's bpenter");
     assert_eq!(evs[k].args, ["-1", "bplib.Lib", "lambda"]);
     assert!(
@@ -277,7 +277,7 @@ fn barrier_pairs_bracket_calls_into_excluded_code() {
         "{:?}",
         &evs[k..k + 3]
     );
-    assert!(evs[k + 2].hook == "bpexit" && evs[k + 2].site.loc.method == "callback");
+    assert!(evs[k + 2].hook == "bpexit" && evs[k + 2].site.loc.method.as_ref() == "callback");
     // Modelled calls: no BarrierPair (Thread.<init> and println have one).
     assert_eq!(
         bp_seq(&evs, "modelled"),
@@ -290,7 +290,7 @@ fn barrier_pairs_bracket_calls_into_excluded_code() {
     );
     let modelled: Vec<String> = evs
         .iter()
-        .filter(|e| e.site.loc.method == "modelled" && e.hook == "before")
+        .filter(|e| e.site.loc.method.as_ref() == "modelled" && e.hook == "before")
         .filter_map(|e| match &e.site.kind {
             SiteKind::Call { name, .. } => Some(name.clone()),
             _ => None,
@@ -301,7 +301,7 @@ fn barrier_pairs_bracket_calls_into_excluded_code() {
     // this(...) closed by the constructor's catch-all handler.
     let init: Vec<String> = evs
         .iter()
-        .filter(|e| e.site.loc.class == "bp.Main$Sub" && e.hook.starts_with("bp"))
+        .filter(|e| e.site.loc.class.as_ref() == "bp.Main$Sub" && e.hook.starts_with("bp"))
         .map(|e| {
             let callee = match &e.site.kind {
                 SiteKind::Barrier { name, .. } if e.hook.starts_with("bpenter") => {
