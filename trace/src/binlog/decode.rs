@@ -98,7 +98,7 @@ impl LogDecoder {
                 }
                 _ => {}
             }
-            if let Some(o) = self.origin.as_ref().filter(|o| !o.in_columns) {
+            if let Some(o) = self.origin.clone().filter(|o| !o.in_columns) {
                 let data = &self.data[..];
                 let thread = self.thread;
                 let mut at = self.pos;
@@ -131,7 +131,7 @@ impl LogDecoder {
                     };
                     let stamp = delta.stamp;
                     if stamp < last {
-                        err = Some(o.err(at, format!("expected a stamp of at least {last} (stamps never decrease within a thread), found {stamp}")));
+                        err = Some(o.err(at, stamp_went_back(last, stamp)));
                         break;
                     }
                     last = stamp;
@@ -139,27 +139,11 @@ impl LogDecoder {
                     pos.push(at as u32);
                     at = next;
                 }
-                self.records += events.len() as u32;
                 self.pos = at;
                 self.delta = delta;
                 self.last_stamp = last;
-                let origin = Some(o.clone());
-                if err.is_some() || !events.is_empty() {
-                    return Batch {
-                        events,
-                        pos,
-                        origin,
-                        last: err.is_some(),
-                        err,
-                        unfinished: false,
-                    };
-                }
-                if o.sealed && self.records != o.records {
-                    let m = format!(
-                        "expected {} records (frame header), found {}",
-                        o.records, self.records
-                    );
-                    return Batch::end(Some(o.err(self.pos, m)), false);
+                if let Some(b) = self.end_of_run(&o, &mut events, &mut pos, err, at) {
+                    return b;
                 }
             }
             match self.log.next_chunk(&mut self.data) {
@@ -210,34 +194,54 @@ impl LogDecoder {
                 break;
             }
             if slot.0 < self.last_stamp {
-                let m = format!("expected a stamp of at least {} (stamps never decrease within a thread), found {}", self.last_stamp, slot.0);
-                err = Some(o.err(at, m));
+                err = Some(o.err(at, stamp_went_back(self.last_stamp, slot.0)));
                 break;
             }
             self.last_stamp = slot.0;
             events.push(slot);
             pos.push(at as u32);
         }
+        let at = self.cursor.at();
+        self.end_of_run(&o, events, pos, err, at)
+    }
+
+    /// What a run of a chunk's records decoded into `events` ends with: a batch of them
+    /// (with `err`, met after them), else, the chunk having no records left, an error at
+    /// `at` when its frame header counted other records; `None` to go on with the next
+    /// chunk.
+    fn end_of_run(
+        &mut self,
+        o: &Arc<ChunkOrigin>,
+        events: &mut Vec<(u64, Event)>,
+        pos: &mut Vec<u32>,
+        err: Option<TraceError>,
+        at: usize,
+    ) -> Option<Batch> {
         self.records += events.len() as u32;
         if err.is_some() || !events.is_empty() {
             return Some(Batch {
                 events: std::mem::take(events),
                 pos: std::mem::take(pos),
-                origin: Some(o),
+                origin: Some(o.clone()),
                 last: err.is_some(),
                 err,
                 unfinished: false,
             });
         }
-        if self.records != o.records {
+        if o.sealed && self.records != o.records {
             let m = format!(
                 "expected {} records (frame header), found {}",
                 o.records, self.records
             );
-            return Some(Batch::end(Some(o.err(self.cursor.at(), m)), false));
+            return Some(Batch::end(Some(o.err(at, m)), false));
         }
         None
     }
+}
+
+/// The error of a record whose stamp is below the one before it in its thread's log.
+fn stamp_went_back(last: u64, stamp: u64) -> String {
+    format!("expected a stamp of at least {last} (stamps never decrease within a thread), found {stamp}")
 }
 
 /// A batch's buffers, kept for the next batch.
