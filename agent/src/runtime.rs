@@ -602,8 +602,8 @@ struct Identity {
     /// A direct-mapped cache of the static names of the arrays this thread accessed
     /// whose type the instruction does not tell: (object id, static id), id 0 when empty.
     array_statics: Box<[(u64, u32)]>,
-    /// Array class signature -> static id, as this thread asked for them.
-    array_classes: FxHashMap<Box<[u8]>, u32>,
+    /// Array class name (`java.lang.String[]`) -> static id, as this thread asked for them.
+    array_classes: FxHashMap<Box<str>, u32>,
     /// A direct-mapped cache in front of `vars`: (key, id + 1), 0 when empty. Most
     /// accesses go to variables the thread touched a moment ago; `vars` (millions of
     /// entries) costs a cache miss or two per lookup, this one line.

@@ -286,38 +286,20 @@ impl Cx<'_> {
         if k == obj && obj != 0 {
             return s;
         }
-        let env = self.env;
-        let cls = jni!(env, GetObjectClass, arr);
-        let mut sig: *mut c_char = std::ptr::null_mut();
-        let jv = self.a.jvmti;
-        let s = if !cls.is_null()
-            && jvmti!(jv, GetClassSignature, cls, &mut sig, std::ptr::null_mut()) == 0
-            && !sig.is_null()
-        {
-            let bytes = CStr::from_ptr(sig).to_bytes();
-            let s = match self.t.ident.array_classes.get(bytes) {
-                Some(&s) => s,
-                None => {
-                    let s = match std::str::from_utf8(bytes) {
-                        Ok(name) if name.starts_with('[') => {
-                            let name = signature_to_name(name);
-                            let mut n = lock(&self.a.names);
-                            intern_static(self.a, &mut n, &name)
-                        }
-                        _ => fallback,
-                    };
-                    self.t.ident.array_classes.insert(bytes.into(), s);
-                    s
-                }
-            };
-            jvmti!(jv, Deallocate, sig as *mut u8);
-            s
-        } else {
-            fallback
+        // `?` when the class cannot be told.
+        let name = self.class_name(arr);
+        let s = match self.t.ident.array_classes.get(name.as_str()) {
+            Some(&s) => s,
+            None if name.ends_with("[]") => {
+                let s = {
+                    let mut n = lock(&self.a.names);
+                    intern_static(self.a, &mut n, &name)
+                };
+                self.t.ident.array_classes.insert(name.into_boxed_str(), s);
+                s
+            }
+            None => fallback,
         };
-        if !cls.is_null() {
-            jni!(env, DeleteLocalRef, cls);
-        }
         if obj != 0 {
             self.t.ident.array_statics[slot] = (obj, s);
         }
