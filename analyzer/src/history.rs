@@ -18,23 +18,22 @@
 use crate::detector::{RaceAccess, RaceSink};
 use crate::vc::VectorClock;
 use jrace_trace::{Event, Kind, LocId, ThreadId};
-use smallvec::SmallVec;
 
 /// One thread's part of a variable's history.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct ThreadPart {
     thread: ThreadId,
     /// Epoch of the thread's latest write of the variable (0: none; epochs start at 1).
     last_write: u32,
     /// Epoch of the thread's latest access of the variable.
     last_access: u32,
-    /// One past this thread's last entry in [`VarHistory::entries`]; parts are contiguous
-    /// and in order, so a part starts where the previous one ends.
+    /// One past this thread's last entry in the variable's entries; parts are
+    /// contiguous and in order, so a part starts where the previous one ends.
     end: u32,
 }
 
 /// The latest access of one (thread, location, kind), in 16 bytes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Entry {
     /// Location id << 1 | 1 for a write. Location ids are dense interned ids, so they
     /// never reach 2^31 (that many location names would not fit in memory).
@@ -60,29 +59,186 @@ impl Entry {
     }
 }
 
-/// A variable's slot: one cache line holding one thread part and two entries inline, so
-/// a variable one thread reads and writes at one site each never touches the heap. A
-/// real trace has millions of variables, most of them used so (Derby 4x300: 1.6 M of
-/// 1.76 M variables have one thread, 1.33 M at most two entries). Against a two-line
-/// slot with six entries this is 10% faster on that trace and 85 MB smaller per
-/// detector, and 10-15% slower on `jrace-bench gen`'s synthetic traces.
-#[derive(Default)]
+/// Where a variable's parts and entries are.
+#[derive(Clone, Copy)]
+enum Store {
+    /// In the slot itself: at most one thread part and two entries.
+    Inline {
+        part: ThreadPart,
+        entries: [Entry; 2],
+    },
+    /// In [`Pool`] blocks of `2^parts_class` and `2^entries_class` records.
+    Pooled {
+        parts: Block,
+        entries: Block,
+        parts_class: u8,
+        entries_class: u8,
+    },
+}
+
+/// A variable's slot, one cache line: a variable one thread reads and writes at one site
+/// each never leaves it. A real trace has millions of variables, most of them used so
+/// (Derby 4x300: 1.6 M of 1.76 M variables have one thread, 1.33 M at most two entries).
+/// Against a two-line slot with six entries this is 10% faster on that trace and 85 MB
+/// smaller per detector, and 10-15% slower on `jrace-bench gen`'s synthetic traces.
 #[repr(align(64))]
 struct VarHistory {
-    parts: SmallVec<[ThreadPart; 1]>,
-    entries: SmallVec<[Entry; 2]>,
+    store: Store,
+    parts: u32,
+    entries: u32,
+}
+
+impl Default for VarHistory {
+    fn default() -> Self {
+        VarHistory {
+            store: Store::Inline {
+                part: ThreadPart::default(),
+                entries: [Entry::default(); 2],
+            },
+            parts: 0,
+            entries: 0,
+        }
+    }
+}
+
+/// A block of a [`Pool`]: slab and offset in it.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    slab: u32,
+    off: u32,
+}
+
+/// Records per regular slab; a block this large or larger gets a slab of its own.
+const SLAB: usize = 1 << 15;
+
+/// Blocks of `2^class` records carved from large slabs, with a free list per class,
+/// for the parts and entries of variables that outgrow their slot. Why not the global
+/// allocator: a trace touching each variable from hundreds of sites grows millions of
+/// small blocks, and malloc, free and freeing each block when the detector is dropped
+/// were a sixth of hb's time on such a trace.
+struct Pool<T> {
+    /// Regular slabs are allocated whole but filled as blocks are carved (pages are
+    /// touched only when used).
+    slabs: Vec<Vec<T>>,
+    /// The regular slab blocks are carved from, and how much of it is used.
+    current: usize,
+    top: usize,
+    free: Vec<Vec<Block>>,
+}
+
+impl<T: Copy + Default> Default for Pool<T> {
+    fn default() -> Self {
+        Pool {
+            slabs: Vec::new(),
+            current: usize::MAX,
+            top: SLAB,
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy + Default> Pool<T> {
+    fn alloc(&mut self, class: u8) -> Block {
+        let c = class as usize;
+        if let Some(b) = self.free.get_mut(c).and_then(Vec::pop) {
+            return b;
+        }
+        let n = 1usize << c;
+        if n >= SLAB {
+            self.slabs.push(vec![T::default(); n]);
+            return Block {
+                slab: (self.slabs.len() - 1) as u32,
+                off: 0,
+            };
+        }
+        if self.top + n > SLAB {
+            // Blocks are carved in increasing sizes only rarely; what is left of the
+            // slab goes to the free lists.
+            let mut left = SLAB - self.top;
+            while left > 0 && self.current != usize::MAX {
+                let k = left.ilog2() as u8;
+                let b = Block {
+                    slab: self.current as u32,
+                    off: self.top as u32,
+                };
+                self.release(b, k);
+                self.top += 1 << k;
+                left -= 1 << k;
+            }
+            if let Some(slab) = self.slabs.get_mut(self.current) {
+                slab.resize(SLAB, T::default());
+            }
+            self.slabs.push(Vec::with_capacity(SLAB));
+            self.current = self.slabs.len() - 1;
+            self.top = 0;
+        }
+        let b = Block {
+            slab: self.current as u32,
+            off: self.top as u32,
+        };
+        self.top += n;
+        self.slabs[self.current].resize(self.top, T::default());
+        b
+    }
+
+    fn release(&mut self, b: Block, class: u8) {
+        let c = class as usize;
+        if self.free.len() <= c {
+            self.free.resize_with(c + 1, Vec::new);
+        }
+        self.free[c].push(b);
+    }
+
+    #[inline(always)]
+    fn get(&self, b: Block, len: usize) -> &[T] {
+        &self.slabs[b.slab as usize][b.off as usize..][..len]
+    }
+
+    #[inline(always)]
+    fn get_mut(&mut self, b: Block, len: usize) -> &mut [T] {
+        &mut self.slabs[b.slab as usize][b.off as usize..][..len]
+    }
+
+    /// A block of class `class + 1` holding the first `len` records of `b` (class
+    /// `class`), which is released.
+    fn grow(&mut self, b: Block, class: u8, len: usize) -> Block {
+        let nb = self.alloc(class + 1);
+        let (src, dst) = (b.slab as usize, nb.slab as usize);
+        let (so, d) = (b.off as usize, nb.off as usize);
+        if src == dst {
+            self.slabs[src].copy_within(so..so + len, d);
+        } else {
+            let (a, z) = if src < dst {
+                let (l, r) = self.slabs.split_at_mut(dst);
+                (&l[src], &mut r[0])
+            } else {
+                let (l, r) = self.slabs.split_at_mut(src);
+                (&r[0], &mut l[dst])
+            };
+            z[d..d + len].copy_from_slice(&a[so..so + len]);
+        }
+        self.release(b, class);
+        nb
+    }
+}
+
+/// The smallest class whose blocks hold `n` records.
+fn class_for(n: usize) -> u8 {
+    n.next_power_of_two().trailing_zeros() as u8
 }
 
 #[derive(Default)]
 pub(crate) struct AccessHistory {
     vars: Vec<VarHistory>,
+    part_pool: Pool<ThreadPart>,
+    entry_pool: Pool<Entry>,
 }
 
 impl AccessHistory {
     /// Call before handling `events[k]`: prefetches, for the accesses a few events
-    /// ahead, the variable's slot, then (once it has arrived) its heap-allocated thread
-    /// parts, then the accessing thread's own entries. The histories of a large trace do
-    /// not fit in the caches, and this hides most of the dependent misses an access would
+    /// ahead, the variable's slot, then (once it has arrived) its pooled thread parts,
+    /// then the accessing thread's own entries. The histories of a large trace do not
+    /// fit in the caches, and this hides most of the dependent misses an access would
     /// otherwise wait for.
     #[inline]
     pub fn prefetch_ahead(&self, events: &[Event], k: usize) {
@@ -110,19 +266,17 @@ impl AccessHistory {
     #[inline]
     fn prefetch_slot(&self, var: u32) {
         if let Some(h) = self.vars.get(var as usize) {
-            let p: *const u8 = (h as *const VarHistory).cast();
-            prefetch(p);
-            prefetch(p.wrapping_add(64));
+            prefetch((h as *const VarHistory).cast());
         }
     }
 
-    /// Hints the cache that `var`'s heap-allocated parts are needed soon. Call it after
+    /// Hints the cache that `var`'s pooled parts are needed soon. Call it after
     /// [`AccessHistory::prefetch_slot`] had time to land.
     #[inline]
     fn prefetch_parts(&self, var: u32) {
         if let Some(h) = self.vars.get(var as usize) {
-            if h.parts.spilled() {
-                let p: *const u8 = h.parts.as_ptr().cast();
+            if let Store::Pooled { parts, .. } = h.store {
+                let p: *const u8 = self.part_pool.get(parts, 0).as_ptr().cast();
                 prefetch(p);
                 prefetch(p.wrapping_add(64));
             }
@@ -135,11 +289,12 @@ impl AccessHistory {
     #[inline]
     fn prefetch_own(&self, var: u32, thread: ThreadId) {
         if let Some(h) = self.vars.get(var as usize) {
-            if h.entries.spilled() {
+            if let Store::Pooled { parts, entries, .. } = h.store {
                 let mut start = 0;
-                for p in &h.parts {
+                for p in self.part_pool.get(parts, h.parts as usize) {
                     if p.thread == thread {
-                        let first: *const u8 = h.entries.as_ptr().wrapping_add(start).cast();
+                        let e = self.entry_pool.get(entries, 0).as_ptr();
+                        let first: *const u8 = e.wrapping_add(start).cast();
                         prefetch(first);
                         prefetch(first.wrapping_add(64));
                         return;
@@ -147,6 +302,88 @@ impl AccessHistory {
                     start = p.end as usize;
                 }
             }
+        }
+    }
+
+    /// Makes room in `var`'s history for `parts` thread parts and `entries` entries,
+    /// moving them from the slot to the pools, or to larger blocks, when they do not fit.
+    fn reserve(&mut self, var: usize, parts: usize, entries: usize) {
+        let h = &mut self.vars[var];
+        match h.store {
+            Store::Inline { .. } if parts <= 1 && entries <= 2 => {}
+            Store::Inline {
+                part,
+                entries: inline,
+            } => {
+                let pc = class_for(parts.max(2));
+                let ec = class_for(entries.max(4));
+                let pb = self.part_pool.alloc(pc);
+                let eb = self.entry_pool.alloc(ec);
+                let np = h.parts as usize;
+                let ne = h.entries as usize;
+                self.part_pool
+                    .get_mut(pb, np)
+                    .copy_from_slice(&[part][..np]);
+                self.entry_pool
+                    .get_mut(eb, ne)
+                    .copy_from_slice(&inline[..ne]);
+                h.store = Store::Pooled {
+                    parts: pb,
+                    entries: eb,
+                    parts_class: pc,
+                    entries_class: ec,
+                };
+            }
+            Store::Pooled {
+                parts: ref mut pb,
+                entries: ref mut eb,
+                ref mut parts_class,
+                ref mut entries_class,
+            } => {
+                if parts > 1 << *parts_class {
+                    *pb = self.part_pool.grow(*pb, *parts_class, h.parts as usize);
+                    *parts_class += 1;
+                }
+                if entries > 1 << *entries_class {
+                    *eb = self
+                        .entry_pool
+                        .grow(*eb, *entries_class, h.entries as usize);
+                    *entries_class += 1;
+                }
+            }
+        }
+    }
+
+    /// `var`'s thread parts and entries.
+    #[inline(always)]
+    fn view(&self, var: usize) -> (&[ThreadPart], &[Entry]) {
+        let h = &self.vars[var];
+        let (np, ne) = (h.parts as usize, h.entries as usize);
+        match &h.store {
+            Store::Inline { part, entries } => (
+                std::slice::from_ref(part).get(..np).unwrap_or(&[]),
+                &entries[..ne],
+            ),
+            Store::Pooled { parts, entries, .. } => (
+                self.part_pool.get(*parts, np),
+                self.entry_pool.get(*entries, ne),
+            ),
+        }
+    }
+
+    /// `var`'s thread parts and entries, to change.
+    #[inline(always)]
+    fn view_mut(&mut self, var: usize) -> (&mut [ThreadPart], &mut [Entry]) {
+        let h = &mut self.vars[var];
+        let (np, ne) = (h.parts as usize, h.entries as usize);
+        match &mut h.store {
+            Store::Inline { part, entries } => {
+                (&mut std::slice::from_mut(part)[..np], &mut entries[..ne])
+            }
+            Store::Pooled { parts, entries, .. } => (
+                self.part_pool.get_mut(*parts, np),
+                self.entry_pool.get_mut(*entries, ne),
+            ),
         }
     }
 
@@ -167,11 +404,11 @@ impl AccessHistory {
             self.vars.resize_with(var + 1, VarHistory::default);
         }
         let write = e.kind == Kind::Write;
-        let h = &mut self.vars[var];
+        let (parts, entries) = self.view(var);
         let mut own = usize::MAX;
         let mut own_start = 0usize;
         let mut start = 0usize;
-        for (pi, p) in h.parts.iter().enumerate() {
+        for (pi, p) in parts.iter().enumerate() {
             if p.thread == e.thread {
                 own = pi;
                 own_start = start;
@@ -179,7 +416,7 @@ impl AccessHistory {
                 let seen = clock.get(p.thread);
                 let latest = if write { p.last_access } else { p.last_write };
                 if latest > seen {
-                    for a in &h.entries[start..p.end as usize] {
+                    for a in &entries[start..p.end as usize] {
                         if (a.write() || write) && a.epoch > seen {
                             let was = RaceAccess {
                                 idx: a.idx(),
@@ -202,34 +439,46 @@ impl AccessHistory {
             idx_lo: idx as u32,
             idx_hi: (idx >> 32) as u32,
         };
+        let (np, ne) = (parts.len(), entries.len());
         if own == usize::MAX {
-            h.entries.push(entry);
-            h.parts.push(ThreadPart {
+            self.reserve(var, np + 1, ne + 1);
+            let h = &mut self.vars[var];
+            h.parts += 1;
+            h.entries += 1;
+            let (parts, entries) = self.view_mut(var);
+            entries[ne] = entry;
+            parts[np] = ThreadPart {
                 thread: e.thread,
                 last_write: if write { epoch } else { 0 },
                 last_access: epoch,
-                end: h.entries.len() as u32,
-            });
+                end: ne as u32 + 1,
+            };
             return;
         }
-        let p = &mut h.parts[own];
-        p.last_access = epoch;
-        if write {
-            p.last_write = epoch;
-        }
-        let end = p.end as usize;
+        let end = parts[own].end as usize;
         // A linear search, even for a variable touched from hundreds of sites: an index
         // (a map from (variable, thread, location/kind) to the entry) was measured 20%
         // slower on such a trace, its lookups missing the cache where the search streams
         // through one contiguous part.
-        let found = h.entries[own_start..end]
+        let found = entries[own_start..end]
             .iter()
             .position(|a| a.loc_write == loc_write);
+        if found.is_none() {
+            self.reserve(var, np, ne + 1);
+            self.vars[var].entries += 1;
+        }
+        let (parts, entries) = self.view_mut(var);
+        let p = &mut parts[own];
+        p.last_access = epoch;
+        if write {
+            p.last_write = epoch;
+        }
         match found {
-            Some(i) => h.entries[own_start + i] = entry,
+            Some(i) => entries[own_start + i] = entry,
             None => {
-                h.entries.insert(end, entry);
-                for q in &mut h.parts[own..] {
+                entries.copy_within(end..ne, end + 1);
+                entries[end] = entry;
+                for q in &mut parts[own..] {
                     q.end += 1;
                 }
             }
@@ -283,6 +532,58 @@ mod tests {
         for (seeds, events, vars, locs) in [(200u64, 400u64, 3u32, 6u32), (12, 2500, 2, 90)] {
             check_against_reference(seeds, events, vars, locs);
         }
+    }
+
+    /// Blocks of every size, grown and released in random order, never overlap and
+    /// keep what was written to them (also across slabs and in slabs of their own).
+    #[test]
+    fn pool_blocks_keep_their_records() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        let mut pool = Pool::<u64>::default();
+        // (block, class, len, tag): block `i` holds tag * 1_000_000 + k at k.
+        let mut live: Vec<(Block, u8, usize, u64)> = Vec::new();
+        for tag in 0..3000u64 {
+            match rng.gen_range(0..4) {
+                0 if !live.is_empty() => {
+                    let (b, c, _, _) = live.swap_remove(rng.gen_range(0..live.len()));
+                    pool.release(b, c);
+                }
+                1 if !live.is_empty() => {
+                    let i = rng.gen_range(0..live.len());
+                    let (b, c, len, t) = live[i];
+                    let nb = pool.grow(b, c, len);
+                    live[i] = (nb, c + 1, len, t);
+                }
+                _ => {
+                    let c = if rng.gen_ratio(1, 200) {
+                        16
+                    } else {
+                        rng.gen_range(0..9)
+                    };
+                    let b = pool.alloc(c);
+                    let len = rng.gen_range(0..=1usize << c);
+                    for (k, x) in pool.get_mut(b, len).iter_mut().enumerate() {
+                        *x = tag * 1_000_000 + k as u64;
+                    }
+                    live.push((b, c, len, tag));
+                }
+            }
+            for &(b, _, len, t) in &live {
+                let got = pool.get(b, len);
+                assert!(got
+                    .iter()
+                    .enumerate()
+                    .all(|(k, &x)| x == t * 1_000_000 + k as u64));
+            }
+        }
+        let mut spans: Vec<(u32, u32, u32)> = live
+            .iter()
+            .map(|&(b, c, _, _)| (b.slab, b.off, b.off + (1u32 << c)))
+            .collect();
+        spans.sort();
+        assert!(spans
+            .windows(2)
+            .all(|w| w[0].0 != w[1].0 || w[0].2 <= w[1].1));
     }
 
     fn check_against_reference(seeds: u64, events: u64, vars: u32, locs: u32) {
