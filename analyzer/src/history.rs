@@ -59,21 +59,59 @@ impl Entry {
     }
 }
 
-/// Where a variable's parts and entries are.
+/// Where `N` or fewer records of a variable are kept: in its slot, else in a [`Pool`]
+/// block of `2^class` records.
 #[derive(Clone, Copy)]
-enum Store {
-    /// In the slot itself: at most one thread part and two entries.
-    Inline {
-        part: ThreadPart,
-        entries: [Entry; 2],
-    },
-    /// In [`Pool`] blocks of `2^parts_class` and `2^entries_class` records.
-    Pooled {
-        parts: Block,
-        entries: Block,
-        parts_class: u8,
-        entries_class: u8,
-    },
+enum Store<T, const N: usize> {
+    Inline([T; N]),
+    Pooled { block: Block, class: u8 },
+}
+
+impl<T: Copy + Default, const N: usize> Store<T, N> {
+    #[inline(always)]
+    fn get<'a>(&'a self, pool: &'a Pool<T>, len: usize) -> &'a [T] {
+        match self {
+            Store::Inline(v) => &v[..len],
+            Store::Pooled { block, .. } => pool.get(*block, len),
+        }
+    }
+
+    #[inline(always)]
+    fn get_mut<'a>(&'a mut self, pool: &'a mut Pool<T>, len: usize) -> &'a mut [T] {
+        match self {
+            Store::Inline(v) => &mut v[..len],
+            Store::Pooled { block, .. } => pool.get_mut(*block, len),
+        }
+    }
+
+    /// Where the records start when pooled (for prefetching).
+    #[inline(always)]
+    fn pooled_ptr(&self, pool: &Pool<T>) -> Option<*const T> {
+        match self {
+            Store::Inline(_) => None,
+            Store::Pooled { block, .. } => Some(pool.get(*block, 0).as_ptr()),
+        }
+    }
+
+    /// Makes room for `need` records, `len` of which are in use.
+    #[inline]
+    fn reserve(&mut self, pool: &mut Pool<T>, len: usize, need: usize) {
+        match self {
+            Store::Inline(_) if need <= N => {}
+            Store::Inline(v) => {
+                let class = class_for(need.max(2 * N));
+                let block = pool.alloc(class);
+                pool.get_mut(block, len).copy_from_slice(&v[..len]);
+                *self = Store::Pooled { block, class };
+            }
+            Store::Pooled { block, class } => {
+                if need > 1 << *class {
+                    *block = pool.grow(*block, *class, len);
+                    *class += 1;
+                }
+            }
+        }
+    }
 }
 
 /// A variable's slot, one cache line: a variable one thread reads and writes at one site
@@ -83,20 +121,19 @@ enum Store {
 /// smaller per detector, and 10-15% slower on `jrace-bench gen`'s synthetic traces.
 #[repr(align(64))]
 struct VarHistory {
-    store: Store,
-    parts: u32,
-    entries: u32,
+    parts: Store<ThreadPart, 1>,
+    entries: Store<Entry, 2>,
+    nparts: u32,
+    nentries: u32,
 }
 
 impl Default for VarHistory {
     fn default() -> Self {
         VarHistory {
-            store: Store::Inline {
-                part: ThreadPart::default(),
-                entries: [Entry::default(); 2],
-            },
-            parts: 0,
-            entries: 0,
+            parts: Store::Inline([ThreadPart::default()]),
+            entries: Store::Inline([Entry::default(); 2]),
+            nparts: 0,
+            nentries: 0,
         }
     }
 }
@@ -275,8 +312,8 @@ impl AccessHistory {
     #[inline]
     fn prefetch_parts(&self, var: u32) {
         if let Some(h) = self.vars.get(var as usize) {
-            if let Store::Pooled { parts, .. } = h.store {
-                let p: *const u8 = self.part_pool.get(parts, 0).as_ptr().cast();
+            if let Some(p) = h.parts.pooled_ptr(&self.part_pool) {
+                let p: *const u8 = p.cast();
                 prefetch(p);
                 prefetch(p.wrapping_add(64));
             }
@@ -289,11 +326,10 @@ impl AccessHistory {
     #[inline]
     fn prefetch_own(&self, var: u32, thread: ThreadId) {
         if let Some(h) = self.vars.get(var as usize) {
-            if let Store::Pooled { parts, entries, .. } = h.store {
+            if let Some(e) = h.entries.pooled_ptr(&self.entry_pool) {
                 let mut start = 0;
-                for p in self.part_pool.get(parts, h.parts as usize) {
+                for p in h.parts.get(&self.part_pool, h.nparts as usize) {
                     if p.thread == thread {
-                        let e = self.entry_pool.get(entries, 0).as_ptr();
                         let first: *const u8 = e.wrapping_add(start).cast();
                         prefetch(first);
                         prefetch(first.wrapping_add(64));
@@ -305,86 +341,35 @@ impl AccessHistory {
         }
     }
 
-    /// Makes room in `var`'s history for `parts` thread parts and `entries` entries,
-    /// moving them from the slot to the pools, or to larger blocks, when they do not fit.
+    /// Makes room in `var`'s history for `parts` thread parts and `entries` entries.
+    #[inline]
     fn reserve(&mut self, var: usize, parts: usize, entries: usize) {
         let h = &mut self.vars[var];
-        match h.store {
-            Store::Inline { .. } if parts <= 1 && entries <= 2 => {}
-            Store::Inline {
-                part,
-                entries: inline,
-            } => {
-                let pc = class_for(parts.max(2));
-                let ec = class_for(entries.max(4));
-                let pb = self.part_pool.alloc(pc);
-                let eb = self.entry_pool.alloc(ec);
-                let np = h.parts as usize;
-                let ne = h.entries as usize;
-                self.part_pool
-                    .get_mut(pb, np)
-                    .copy_from_slice(&[part][..np]);
-                self.entry_pool
-                    .get_mut(eb, ne)
-                    .copy_from_slice(&inline[..ne]);
-                h.store = Store::Pooled {
-                    parts: pb,
-                    entries: eb,
-                    parts_class: pc,
-                    entries_class: ec,
-                };
-            }
-            Store::Pooled {
-                parts: ref mut pb,
-                entries: ref mut eb,
-                ref mut parts_class,
-                ref mut entries_class,
-            } => {
-                if parts > 1 << *parts_class {
-                    *pb = self.part_pool.grow(*pb, *parts_class, h.parts as usize);
-                    *parts_class += 1;
-                }
-                if entries > 1 << *entries_class {
-                    *eb = self
-                        .entry_pool
-                        .grow(*eb, *entries_class, h.entries as usize);
-                    *entries_class += 1;
-                }
-            }
-        }
+        h.parts
+            .reserve(&mut self.part_pool, h.nparts as usize, parts);
+        h.entries
+            .reserve(&mut self.entry_pool, h.nentries as usize, entries);
     }
 
     /// `var`'s thread parts and entries.
     #[inline(always)]
     fn view(&self, var: usize) -> (&[ThreadPart], &[Entry]) {
         let h = &self.vars[var];
-        let (np, ne) = (h.parts as usize, h.entries as usize);
-        match &h.store {
-            Store::Inline { part, entries } => (
-                std::slice::from_ref(part).get(..np).unwrap_or(&[]),
-                &entries[..ne],
-            ),
-            Store::Pooled { parts, entries, .. } => (
-                self.part_pool.get(*parts, np),
-                self.entry_pool.get(*entries, ne),
-            ),
-        }
+        (
+            h.parts.get(&self.part_pool, h.nparts as usize),
+            h.entries.get(&self.entry_pool, h.nentries as usize),
+        )
     }
 
     /// `var`'s thread parts and entries, to change.
     #[inline(always)]
     fn view_mut(&mut self, var: usize) -> (&mut [ThreadPart], &mut [Entry]) {
         let h = &mut self.vars[var];
-        let (np, ne) = (h.parts as usize, h.entries as usize);
-        match &mut h.store {
-            Store::Inline { part, entries } => {
-                (&mut std::slice::from_mut(part)[..np], &mut entries[..ne])
-            }
-            Store::Pooled { parts, entries, .. } => (
-                self.part_pool.get_mut(*parts, np),
-                self.entry_pool.get_mut(*entries, ne),
-            ),
-        }
+        let (np, ne) = (h.nparts as usize, h.nentries as usize);
+        (
+            h.parts.get_mut(&mut self.part_pool, np),
+            h.entries.get_mut(&mut self.entry_pool, ne),
+        )
     }
 
     /// Reports every recorded access of `e`'s variable that conflicts with `e`, belongs
@@ -443,8 +428,8 @@ impl AccessHistory {
         if own == usize::MAX {
             self.reserve(var, np + 1, ne + 1);
             let h = &mut self.vars[var];
-            h.parts += 1;
-            h.entries += 1;
+            h.nparts += 1;
+            h.nentries += 1;
             let (parts, entries) = self.view_mut(var);
             entries[ne] = entry;
             parts[np] = ThreadPart {
@@ -465,7 +450,7 @@ impl AccessHistory {
             .position(|a| a.loc_write == loc_write);
         if found.is_none() {
             self.reserve(var, np, ne + 1);
-            self.vars[var].entries += 1;
+            self.vars[var].nentries += 1;
         }
         let (parts, entries) = self.view_mut(var);
         let p = &mut parts[own];
