@@ -179,13 +179,29 @@ struct GenThread {
     waiting: Option<(usize, bool, u32)>,
 }
 
+/// `seed` shifted by `JRACE_PROP_SEED` (0 when unset): the property tests run on fixed
+/// seeds, so that CI is reproducible; a developer hunting for a rare soundness bug runs
+/// them again with other values (a failure prints the trace, which is all that is needed
+/// to reproduce it).
+pub fn prop_seed(seed: u64) -> u64 {
+    static SHIFT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let shift = *SHIFT.get_or_init(|| {
+        std::env::var("JRACE_PROP_SEED")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    });
+    seed.wrapping_add(shift.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
 /// A well-formed random `.std` trace of 2–3 threads, a few variables (plain `x`, `y`,
 /// `z` and volatile `v`), 1–2 locks in properly nested synchronized blocks (sometimes
 /// re-entrant), optional fork/join from `t1`, and occasional wait/notify. Location tokens
 /// are the event numbers (1, 2, ...), so a signature names its two events. The same
-/// seed always gives the same trace.
+/// seed always gives the same trace; `JRACE_PROP_SEED=N` in the environment gives every
+/// seed another trace ([`prop_seed`]).
 pub fn random_trace_text(seed: u64, cfg: &GenConfig) -> String {
-    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut rng = SmallRng::seed_from_u64(prop_seed(seed));
     let nthreads = rng.gen_range(2..=cfg.max_threads.max(2));
     let shape = GenShape {
         nvars: rng.gen_range(1..=GEN_VARS.len()),

@@ -30,7 +30,7 @@ fn read_back(trace: &Trace, stamps: &[u64], meta: &[(&str, &str)], dir: &Path) -
 /// it in its thread) takes a later stamp, up to just before its thread's next event (and
 /// so before anything that waits for the thread).
 fn late_stamps(trace: &Trace, seed: u64) -> Vec<u64> {
-    let mut rng = SmallRng::seed_from_u64(seed ^ 0x57a1e);
+    let mut rng = SmallRng::seed_from_u64(jrace_analyzer::testing::prop_seed(seed ^ 0x57a1e));
     let ev = &trace.events;
     let mut stamps: Vec<u64> = (0..ev.len() as u64).map(|i| 10 * i).collect();
     for i in 0..ev.len() {
