@@ -18,7 +18,8 @@
 //!   last event (T must have completed all its events); `wait → notify → wake`, where a
 //!   `wake` is matched with its notify as in the original trace ([`crate::sync`]) and
 //!   that notify may run only after the `wait` of every wake matched with it. A `wake`
-//!   with no matched notify gets no edge;
+//!   with no matched notify gets no edge. ([`predictable_deadlocks`] lets a notify run
+//!   before such a `wait` too, as Java may: that wake then never runs);
 //! - keeps read-modify-writes atomic: a volatile read followed in its thread by a volatile
 //!   write of the same variable, with no other thread's write of it in between in the
 //!   trace (a compare-and-set, `getAndAdd`), admits no other thread's write of that
@@ -71,8 +72,14 @@ pub fn predictable_races(trace: &Trace) -> BTreeSet<String> {
 /// Every deadlock some correct reordering of `trace` reaches: threads each of whose next
 /// event is a blocking (outermost, not `tryLock`) acquisition of a lock that the next
 /// thread of the cycle holds, as their sorted 0-based event indices.
+///
+/// Here a notify may also run before the `wait` of a wake matched with it, as a Java
+/// program may: it then notifies nobody, and that wake never runs (a lost
+/// notification). The deadlock detector's schedules are validated in a model that allows
+/// this (`witness::Model::Cf`), and a deadlock reached so is real.
 pub fn predictable_deadlocks(trace: &Trace) -> BTreeSet<Vec<usize>> {
-    let search = Search::new(trace);
+    let mut search = Search::new(trace);
+    search.lost_notifications = true;
     let mut out = BTreeSet::new();
     search.explore(|st| search.deadlocks_at(st, &mut out));
     out
@@ -97,6 +104,10 @@ struct Search<'a> {
     wake_notify: Vec<Option<usize>>,
     /// For notifies: the waits of the wakes matched with it.
     notify_waits: HashMap<usize, Vec<usize>>,
+    /// For notifies: the wakes matched with it, with their waits.
+    notify_wakes: HashMap<usize, Vec<(usize, usize)>>,
+    /// A notify may run before the wait of a wake matched with it, which then never runs.
+    lost_notifications: bool,
     /// The reads of read-modify-writes.
     rmw_read: HashSet<usize>,
     nvars: usize,
@@ -129,6 +140,7 @@ impl<'a> Search<'a> {
         let mut last_write: HashMap<u32, u32> = HashMap::new();
         let mut wake_notify = vec![None; n];
         let mut notify_waits: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut notify_wakes: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
         let mut matcher: NotifyMatcher<()> = NotifyMatcher::new();
         let mut wait_of: HashMap<u32, usize> = HashMap::new();
         let (mut nvars, mut nlocks) = (0usize, 0usize);
@@ -169,6 +181,7 @@ impl<'a> Search<'a> {
                         wake_notify[i] = Some(n as usize);
                         if let Some(&w) = wait_of.get(&e.thread) {
                             notify_waits.entry(n as usize).or_default().push(w);
+                            notify_wakes.entry(n as usize).or_default().push((w, i));
                         }
                     }
                 }
@@ -188,6 +201,8 @@ impl<'a> Search<'a> {
             observed,
             wake_notify,
             notify_waits,
+            notify_wakes,
+            lost_notifications: false,
             rmw_read,
             nvars,
             nlocks,
@@ -236,11 +251,15 @@ impl<'a> Search<'a> {
             Kind::Wake => {
                 st.owner[e.target as usize] == NONE
                     && self.wake_notify[i].is_none_or(|n| self.done(&st.pos, n))
+                    && st.lost.binary_search(&i).is_err()
             }
-            Kind::Notify | Kind::NotifyAll => self
-                .notify_waits
-                .get(&i)
-                .is_none_or(|ws| ws.iter().all(|&w| self.done(&st.pos, w))),
+            Kind::Notify | Kind::NotifyAll => {
+                self.lost_notifications
+                    || self
+                        .notify_waits
+                        .get(&i)
+                        .is_none_or(|ws| ws.iter().all(|&w| self.done(&st.pos, w)))
+            }
             Kind::Join => match self.dense.get(&e.target) {
                 Some(&c) => st.pos[c] as usize == self.threads[c].len(),
                 None => true,
@@ -260,6 +279,15 @@ impl<'a> Search<'a> {
             Kind::Wake => s.owner[e.target as usize] = d as u32,
             Kind::Release if !e.is_nested() => s.owner[e.target as usize] = NONE,
             Kind::Wait => s.owner[e.target as usize] = NONE,
+            Kind::Notify | Kind::NotifyAll => {
+                for &(w, wake) in self.notify_wakes.get(&i).into_iter().flatten() {
+                    if !self.done(&st.pos, w) {
+                        if let Err(at) = s.lost.binary_search(&wake) {
+                            s.lost.insert(at, wake);
+                        }
+                    }
+                }
+            }
             _ => {}
         }
         s
@@ -271,6 +299,7 @@ impl<'a> Search<'a> {
             pos: vec![0; self.threads.len()],
             last_write: vec![NONE; self.nvars],
             owner: vec![NONE; self.nlocks],
+            lost: Vec::new(),
         };
         let mut seen: HashSet<State> = HashSet::new();
         let mut stack = vec![start.clone()];
@@ -371,6 +400,8 @@ struct State {
     pos: Vec<u32>,
     last_write: Vec<u32>,
     owner: Vec<u32>,
+    /// Wakes whose notify ran before their wait (sorted): they never run.
+    lost: Vec<usize>,
 }
 
 #[cfg(test)]

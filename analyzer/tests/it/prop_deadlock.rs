@@ -135,6 +135,33 @@ t2|wake(m)|10\nt2|rel(m)|11\nt2|acq(b)|12\nt2|acq(a)|13\nt2|rel(a)|14\nt2|rel(b)
     }
 }
 
+/// A notify may run before the `wait` of the wake it was matched with: it notifies
+/// nobody and the waiter, which never gets there, is not needed. t2's whole section on
+/// `l` (with its `notifyAll`) then runs before t1 takes `l`, and the two deadlock on `l`
+/// and `m`. (Found with `JRACE_PROP_SEED=1`, seed 3142: the oracle had kept every notify
+/// after its matched waits, a stricter model than the JVM's.)
+#[test]
+fn a_notify_before_its_wait_is_lost_and_the_deadlock_real() {
+    let t = parse(
+        "t1|fork(t2)|1\nt1|r(x)|2\nt1|acq(l)|3\nt1|w(x)|4\nt1|acq(m)|5\nt1|r(x)|6\n\
+t1|rel(m)|7\nt1|rel(l)|8\nt1|acq(l)|9\nt1|wait(l)|10\nt2|acq(l)|11\nt2|w(x)|12\n\
+t2|notifyall(l)|13\nt2|rel(l)|14\nt1|wake(l)|15\nt1|w(x)|16\nt2|acq(m)|17\n\
+t1|rel(l)|18\nt2|acq(l)|19\n",
+    );
+    let want: BTreeSet<Vec<usize>> = [vec![4, 18]].into();
+    assert_eq!(found(&t), want);
+    assert_eq!(predictable_deadlocks(&t), want);
+    // When the deadlock needs t1 past its wake, the notify must follow t1's wait, and t2
+    // notifies only once it holds both locks: no deadlock.
+    let t = parse(
+        "t1|fork(t2)|1\nt1|acq(l)|2\nt1|wait(l)|3\nt2|acq(m)|4\nt2|acq(l)|5\n\
+t2|notifyall(l)|6\nt2|rel(l)|7\nt2|rel(m)|8\nt1|wake(l)|9\nt1|acq(m)|10\n\
+t1|rel(m)|11\nt1|rel(l)|12\n",
+    );
+    assert!(found(&t).is_empty());
+    assert!(predictable_deadlocks(&t).is_empty());
+}
+
 #[test]
 fn re_entrant_and_try_acquisitions_never_block() {
     // t2 re-enters b while holding it: the inner acquire is not a request.
