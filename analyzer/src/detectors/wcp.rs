@@ -49,7 +49,9 @@
 //! **Every signature, not only the last access**: accesses are kept per (thread,
 //! location, kind) as in [`crate::hb`]; no clock joins after a race (relation semantics).
 //!
-//! Memory: O(T) per critical section (its release clock is kept for rule (b)), plus
+//! Memory: per critical section its release clock, kept for rule (b): O(T) when the
+//! thread's clock changed in another thread's component since its previous release, else
+//! shared with that release ([`Rel`]); plus
 //! O(1) per (lock, variable) pair and the access history.
 
 use crate::detector::{Detector, Outcome, RaceSink};
@@ -58,6 +60,7 @@ use crate::sync::NotifyMatcher;
 use crate::vc::VectorClock;
 use jrace_trace::{Event, Kind, LockId, ThreadId};
 use smallvec::SmallVec;
+use std::sync::Arc;
 
 /// The latest two sections (index in the lock's list, thread) of distinct threads that
 /// made some kind of access to one variable under one lock. Section indices only grow.
@@ -126,6 +129,9 @@ struct ThreadState {
     epoch: u32,
     /// Open sections: (lock, index in the lock's list).
     held: Vec<(LockId, u32)>,
+    /// The `h` of the thread's latest release, shared by its later releases while `h`
+    /// changes only in the thread's own component ([`Rel`]).
+    rel_snapshot: Option<Arc<VectorClock>>,
 }
 
 impl ThreadState {
@@ -138,8 +144,38 @@ impl ThreadState {
 struct Section {
     thread: ThreadId,
     acq_epoch: u32,
-    /// HB clock of the release; empty while open.
-    rel: VectorClock,
+    /// HB clock of the release; `None` while open.
+    rel: Option<Rel>,
+}
+
+/// A release's HB clock: `snapshot` with the releasing thread's own component raised to
+/// `own`. Why: a trace has millions of critical sections, and a thread that runs many
+/// in a row (taking each lock back from its own last release) changes only its own
+/// component in between, so they share one clock instead of one each.
+struct Rel {
+    snapshot: Arc<VectorClock>,
+    own: u32,
+}
+
+impl Rel {
+    /// `c ⊔= self`.
+    #[inline]
+    fn join_into(&self, c: &mut VectorClock, thread: ThreadId) {
+        c.join(&self.snapshot);
+        if c.get(thread) < self.own {
+            c.set(thread, self.own);
+        }
+    }
+}
+
+/// Whether `a` and `b` agree on every component but `t`'s.
+fn same_except(a: &VectorClock, b: &VectorClock, t: ThreadId) -> bool {
+    let others = |c: &VectorClock| {
+        c.entries()
+            .filter(move |&(u, _)| u != t)
+            .collect::<SmallVec<[(ThreadId, u32); 16]>>()
+    };
+    others(a) == others(b)
 }
 
 #[derive(Clone, Copy, Default)]
@@ -237,9 +273,11 @@ impl WcpDetector {
                 let tl = slot(&mut ls.per_thread, t);
                 if tl.absorbed <= m {
                     tl.absorbed = m + 1;
-                    let c = &ls.sections[m as usize].rel;
-                    ts.k.join(c);
-                    ts.p.join(c);
+                    let sec = &ls.sections[m as usize];
+                    if let Some(r) = &sec.rel {
+                        r.join_into(&mut ts.k, sec.thread);
+                        r.join_into(&mut ts.p, sec.thread);
+                    }
                 }
             }
         }
@@ -255,7 +293,7 @@ impl WcpDetector {
         ls.sections.push(Section {
             thread: t,
             acq_epoch: ts.epoch,
-            rel: VectorClock::new(),
+            rel: None,
         });
         ts.held.push((l, s));
     }
@@ -279,15 +317,28 @@ impl WcpDetector {
                     break;
                 }
                 if tl.absorbed <= tl.cursor {
-                    ts.k.join(&sec.rel);
-                    ts.p.join(&sec.rel);
+                    if let Some(r) = &sec.rel {
+                        r.join_into(&mut ts.k, sec.thread);
+                        r.join_into(&mut ts.p, sec.thread);
+                    }
                     tl.absorbed = tl.cursor + 1;
                 }
             }
             tl.cursor += 1;
         }
         ls.per_thread[t as usize] = tl;
-        ls.sections[s as usize].rel.assign(&ts.h);
+        let snapshot = match &ts.rel_snapshot {
+            Some(a) if same_except(a, &ts.h, t) => a.clone(),
+            _ => {
+                let a = Arc::new(ts.h.clone());
+                ts.rel_snapshot = Some(a.clone());
+                a
+            }
+        };
+        ls.sections[s as usize].rel = Some(Rel {
+            snapshot,
+            own: ts.h.get(t),
+        });
         ls.h.assign(&ts.h);
         ls.k.assign(&ts.k);
     }
