@@ -189,8 +189,8 @@ impl<T: Copy + Default> Pool<T> {
             };
         }
         if self.top + n > SLAB {
-            // Blocks are carved in increasing sizes only rarely; what is left of the
-            // slab goes to the free lists.
+            // A new slab; what is left of the current one goes to the free lists, in
+            // power-of-two pieces.
             let mut left = SLAB - self.top;
             while left > 0 && self.current != usize::MAX {
                 let k = left.ilog2() as u8;
