@@ -599,9 +599,10 @@ struct Identity {
     cache_epoch: u64,
     /// Variable key -> id, as this thread interned them.
     vars: FxHashMap<(u64, u32), u32>,
-    /// A direct-mapped cache of the static names of the arrays this thread accessed
-    /// whose type the instruction does not tell: (object id, static id), id 0 when empty.
-    array_statics: Box<[(u64, u32)]>,
+    /// A direct-mapped cache of the types of the arrays this thread accessed whose type
+    /// the instruction does not tell, and of `System.arraycopy`'s arrays: (object id,
+    /// static id, element kind), id 0 when empty, kind 0 when the class could not be told.
+    array_statics: Box<[(u64, u32, u8)]>,
     /// Array class name (`java.lang.String[]`) -> static id, as this thread asked for them.
     array_classes: FxHashMap<Box<str>, u32>,
     /// A direct-mapped cache in front of `vars`: (key, id + 1), 0 when empty. Most

@@ -277,33 +277,43 @@ impl Cx<'_> {
     }
 
     /// The static name of `arr`'s (object `obj`'s) elements from its class: `boolean[]`
-    /// or `byte[]`, `java.lang.String[]`, `int[][]`. Asked once per array while it stays
-    /// in this thread's small cache; `fallback` (the site's) when the class cannot be
-    /// told.
+    /// or `byte[]`, `java.lang.String[]`, `int[][]`; `fallback` (the site's) when the
+    /// class cannot be told.
     pub(super) unsafe fn element_static(&mut self, obj: u64, arr: jobject, fallback: u32) -> u32 {
+        match self.array_type(obj, arr) {
+            Some((s, _)) => s,
+            None => fallback,
+        }
+    }
+
+    /// `arr`'s (object `obj`'s) class as the static name of its elements and their kind
+    /// ([`element_kind`]); `None` when the class cannot be told. Asked once per array
+    /// while it stays in this thread's small cache.
+    unsafe fn array_type(&mut self, obj: u64, arr: jobject) -> Option<(u32, u8)> {
         let slot = (obj.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - ARRAY_CACHE_BITS)) as usize;
-        let (k, s) = self.t.ident.array_statics[slot];
+        let (k, s, kind) = self.t.ident.array_statics[slot];
         if k == obj && obj != 0 {
-            return s;
+            return (kind != 0).then_some((s, kind));
         }
         // `?` when the class cannot be told.
         let name = self.class_name(arr);
-        let s = match self.t.ident.array_classes.get(name.as_str()) {
-            Some(&s) => s,
+        let (s, kind) = match self.t.ident.array_classes.get(name.as_str()) {
+            Some(&s) => (s, element_kind(&name)),
             None if name.ends_with("[]") => {
                 let s = {
                     let mut n = lock(&self.a.names);
                     intern_static(self.a, &mut n, &name)
                 };
+                let kind = element_kind(&name);
                 self.t.ident.array_classes.insert(name.into_boxed_str(), s);
-                s
+                (s, kind)
             }
-            None => fallback,
+            None => (0, 0),
         };
         if obj != 0 {
-            self.t.ident.array_statics[slot] = (obj, s);
+            self.t.ident.array_statics[slot] = (obj, s, kind);
         }
-        s
+        (kind != 0).then_some((s, kind))
     }
 
     /// `System.arraycopy`, before it runs: the reads of the source elements and the writes
@@ -334,21 +344,11 @@ impl Cx<'_> {
             return;
         }
         let k = n.min(ARRAYCOPY_MAX);
-        // Element kind from the source's class signature (`[I`, `[Ljava/lang/String;`).
-        let cls = jni!(env, GetObjectClass, src);
-        let mut sig: *mut c_char = std::ptr::null_mut();
-        let jv = self.a.jvmti;
-        if jvmti!(jv, GetClassSignature, cls, &mut sig, std::ptr::null_mut()) != 0 || sig.is_null()
-        {
+        // The source's element kind and static name, from its class (cached per array).
+        let so = self.obj(src);
+        let Some((src_static, elem)) = self.array_type(so, src) else {
             return;
-        }
-        let elem = CStr::from_ptr(sig)
-            .to_bytes()
-            .get(1)
-            .copied()
-            .unwrap_or(b'L');
-        jvmti!(jv, Deallocate, sig as *mut u8);
-        jni!(env, DeleteLocalRef, cls);
+        };
         let mut values = vec![0i64; k as usize];
         macro_rules! region {
             ($get:ident, $t:ty, $conv:expr) => {{
@@ -412,15 +412,12 @@ impl Cx<'_> {
             return;
         }
         let sid = self.fixed_static(name);
-        let (so, dobj) = (self.obj(src), self.obj(dst));
+        let dobj = self.obj(dst);
         // Each side's elements are named by its own array's class when the element kind
         // does not tell it (`String[]` copied into `Object[]`), as an access would.
         let (ssid, dsid) = match elem {
             b'I' | b'J' | b'F' | b'D' | b'C' | b'S' => (sid, sid),
-            _ => (
-                self.element_static(so, src, sid),
-                self.element_static(dobj, dst, sid),
-            ),
+            _ => (src_static, self.element_static(dobj, dst, sid)),
         };
         self.stack_once(e, site);
         self.implicit_branch(so, true, e.loc);
@@ -440,4 +437,22 @@ impl Cx<'_> {
     }
 
     // --- locks ---
+}
+
+/// The kind of an array's elements, as a JVM descriptor's first character, from the
+/// array's type name: `int[]` → `I`, `boolean[]` → `Z`, `java.lang.String[]` → `L`,
+/// `int[][]` → `[`.
+fn element_kind(array: &str) -> u8 {
+    match array.strip_suffix("[]") {
+        Some("int") => b'I',
+        Some("long") => b'J',
+        Some("float") => b'F',
+        Some("double") => b'D',
+        Some("byte") => b'B',
+        Some("boolean") => b'Z',
+        Some("char") => b'C',
+        Some("short") => b'S',
+        Some(e) if e.ends_with("[]") => b'[',
+        _ => b'L',
+    }
 }

@@ -152,7 +152,7 @@ pub(super) unsafe fn new_thread_state(
             addr_cache: vec![(0usize, 0u64); ADDR_CACHE].into_boxed_slice(),
             cache_epoch: u64::MAX,
             vars: FxHashMap::default(),
-            array_statics: vec![(0u64, 0u32); ARRAY_CACHE].into_boxed_slice(),
+            array_statics: vec![(0u64, 0u32, 0u8); ARRAY_CACHE].into_boxed_slice(),
             array_classes: FxHashMap::default(),
             var_cache: vec![((0u64, 0u32), 0u32); VAR_CACHE].into_boxed_slice(),
         },
