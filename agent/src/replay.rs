@@ -33,7 +33,7 @@
 //! matched thread, its next event is `k = n + 1`; the thread's *target* is its first step
 //! at or after `k` that is not a `branch` (branches are invisible to other threads, and
 //! access hooks emit their implicit branch together with the access) nor a class-init
-//! check (a step marked `init`: the hook of a static access emits it just before the
+//! check (a step marked `init`: the hook of a field access emits it just before the
 //! access, after a read has already happened, so the access is what must be gated; nor
 //! does it count as an event between the racing accesses):
 //!

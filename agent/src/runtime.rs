@@ -98,6 +98,9 @@ pub struct SiteEntry {
     resolved: OnceLock<Resolved>,
     /// Bit t: thread t (< 64) has recorded this site's call stack.
     stack_seen: AtomicU64,
+    /// Bit t: thread t (< 64) is past the class-initialization edge of this site's field
+    /// ([`Cx::class_init_edge`]): a bit test instead of a look-up per access.
+    init_seen: AtomicU64,
 }
 
 /// What a site records, decided at its first execution (when the classes it names are

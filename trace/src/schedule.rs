@@ -41,7 +41,7 @@
 //!   thread's step before the thread's next step depends on (same variable, same lock,
 //!   the forked thread, a wake after a notify): the thread may be held between the hook
 //!   and the operation. The optional `init` marks a class-initialization check (the
-//!   `vread` of `C.<clinit>` the recorder writes in the hook of a static access, just
+//!   `vread` of `C.<clinit>` the recorder writes in the hook of a field access, just
 //!   before the access): the agent gates the access instead, like a branch.
 //!
 //! # Result (`jrace-replay-result 1`)

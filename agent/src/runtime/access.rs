@@ -17,6 +17,7 @@ impl Cx<'_> {
         let Resolved::Field {
             static_id,
             volatile,
+            init,
             ..
         } = self.resolve(e)
         else {
@@ -24,6 +25,9 @@ impl Cx<'_> {
         };
         if self.jdk && !volatile && !e.site.fenced {
             return;
+        }
+        if let (Some(m), false) = (init, self.jdk) {
+            self.class_init_edge(m, e);
         }
         if self.jdk && self.a.jdk_stacks {
             self.stack_once(e, site);
@@ -47,6 +51,37 @@ impl Cx<'_> {
         self.emit(kind, v, e.loc, Some(value), volatile);
         if self.jdk && !write {
             self.jdk_read_done(e.loc);
+        }
+    }
+
+    /// The first time this thread touches a field of a class whose `<clinit>` has
+    /// completed: a read of the class's initialization marker, which its `<clinit>` wrote
+    /// at its end. The JVM orders every use of a class after its initialization (the
+    /// class's init lock); a thread reaching an instance field may have found the object
+    /// through code the trace does not show (an enum constant from `Enum.valueOf`, whose
+    /// cache the JDK keeps), so instance fields take the edge too, not only statics.
+    #[inline]
+    fn class_init_edge(&mut self, marker: u32, e: &SiteEntry) {
+        let tid = self.t.tid;
+        let bit = if tid < 64 { 1u64 << tid } else { 0 };
+        if e.init_seen.load(Ordering::Relaxed) & bit != 0 {
+            return;
+        }
+        if self.t.seen_init.contains(&marker) {
+            e.init_seen.fetch_or(bit, Ordering::Relaxed);
+            return;
+        }
+        if !lock(&self.a.names).init_done.contains(&marker) {
+            return;
+        }
+        self.t.seen_init.insert(marker);
+        e.init_seen.fetch_or(bit, Ordering::Relaxed);
+        let loc = e.loc;
+        let mv = self.field_var(0, marker);
+        self.emit(Kind::VRead, mv, loc, Some(1), true);
+        // The thread went on because the class was initialized.
+        if self.a.opts.branches {
+            self.emit(Kind::Branch, 0, loc, None, false);
         }
     }
 
@@ -208,18 +243,7 @@ impl Cx<'_> {
             return;
         }
         if let Some(m) = init {
-            if !self.t.seen_init.contains(&m) {
-                let done = lock(&self.a.names).init_done.contains(&m);
-                if done {
-                    self.t.seen_init.insert(m);
-                    let mv = self.field_var(0, m);
-                    self.emit(Kind::VRead, mv, e.loc, Some(1), true);
-                    // The thread went on because the class was initialized.
-                    if self.a.opts.branches {
-                        self.emit(Kind::Branch, 0, e.loc, None, false);
-                    }
-                }
-            }
+            self.class_init_edge(m, e);
         }
         if !record {
             return;

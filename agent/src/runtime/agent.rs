@@ -89,6 +89,7 @@ impl Agent {
                 loc,
                 resolved: OnceLock::new(),
                 stack_seen: AtomicU64::new(0),
+                init_seen: AtomicU64::new(0),
             })
             .unwrap_or(-1)
     }

@@ -15,6 +15,12 @@ package families;
 //   the lazy-holder idiom: written by Holder's <clinit>
 // NORACE: families.ClassInit$Resource.size
 //   written by Resource's constructor, run inside Holder's <clinit>
+// NORACE: families.ClassInit$Phase.number
+//   an enum constant's field, set by its constructor inside Phase's <clinit>, read by a
+//   thread that found the constant through the JDK (Enum.valueOf, whose cache of constants
+//   the JDK keeps itself) without touching any static of Phase
+// NORACE: families.ClassInit$Phase.label
+//   the same for a field the other thread writes after reading it
 public class ClassInit {
     static final class Config {
         static int base = compute();
@@ -46,6 +52,28 @@ public class ClassInit {
         static Resource INSTANCE = new Resource(Config.base + 1);
     }
 
+    enum Phase {
+        A(1, "a"), B(2, "b");
+
+        int number;
+        String label;
+
+        Phase(int number, String label) {
+            this.number = number;
+            this.label = label;
+        }
+    }
+
+    /** A constant found by name: the first caller initializes Phase (through reflection). */
+    static int phase(String name) {
+        Phase p = Enum.valueOf(Phase.class, name);
+        int n = p.number;
+        if (p.label.isEmpty()) {
+            p.label = name;
+        }
+        return n;
+    }
+
     static int work() {
         int v = Config.base + Config.table[3];
         return v + Holder.INSTANCE.size;
@@ -69,6 +97,21 @@ public class ClassInit {
         b.start();
         a.join();
         b.join();
+        // One thread initializes Phase; the other comes later (not ordered by anything the
+        // program does) and takes the constant from the JDK's cache.
+        Thread c = new Thread(() -> resultA += phase("B"), "enum-first");
+        Thread d = new Thread(() -> {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                return;
+            }
+            resultB += phase("B");
+        }, "enum-later");
+        c.start();
+        d.start();
+        c.join();
+        d.join();
         System.out.println("a=" + resultA + " b=" + resultB);
     }
 }
