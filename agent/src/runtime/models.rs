@@ -8,6 +8,7 @@
 //! | any other `java.util.concurrent` class (queues, maps, latches, semaphores, barriers, executors, futures, ...) | the JDK's own events inside the call ([`crate::jdksync`]), written when the call succeeded and dropped when it failed ([`failed`]): a failed operation orders nothing |
 //! | atomics | nothing more: their operations are recorded where they happen ([`super::ordered`]) |
 //! | the JDK's mutable collections (`ArrayList`, `HashMap`, ...) | a read or a write of `<collection>.$state` ([`lib_op`]) |
+//! | `ArrayList`'s `get(int)` and `set(int, E)` | a read of its `$state` and a read or write of element `<list>[index]` (static name `java.util.ArrayList.$element`): setting different elements from different threads is no race, as with an array |
 //! | their views and iterators, `Collections.unmodifiable*`/`checked*` wrappers | the same, of the collection they belong to ([`Cx::state_owner`]) |
 //! | `Vector`, `Hashtable`, `Collections.synchronized*` | the same, inside the wrapper's monitor (the JDK's monitor, recorded where it is entered) |
 //!
@@ -29,6 +30,9 @@ pub(super) enum ClassModel {
     Concurrent,
     /// A mutable `java.util` collection: calls read or write its `$state`.
     Collection,
+    /// `ArrayList` (or a class of the program extending it): a [`ClassModel::Collection`]
+    /// whose `get(int)` and `set(int, E)` touch one element, as on an array.
+    ArrayList,
     /// A `java.util` class that belongs to a collection (a view, an iterator, a wrapper):
     /// calls read or write the state of the collection it belongs to, if any.
     View,
@@ -78,6 +82,13 @@ pub(super) enum LibOp {
     Read,
     /// Writes it.
     Write,
+}
+
+impl ClassModel {
+    /// Calls on the object read or write its own `$state`.
+    fn has_state(self) -> bool {
+        matches!(self, ClassModel::Collection | ClassModel::ArrayList)
+    }
 }
 
 pub(super) fn lib_op(name: &str) -> LibOp {
@@ -232,6 +243,9 @@ fn model_of_jdk_class(name: &str, exact: bool) -> ClassModel {
         "java.util.PriorityQueue",
         "java.util.BitSet",
     ];
+    if name == "java.util.ArrayList" {
+        return ClassModel::ArrayList;
+    }
     if MUTABLE.contains(&name) {
         return ClassModel::Collection;
     }
@@ -284,6 +298,16 @@ impl Cx<'_> {
         jni!(env, DeleteLocalRef, k);
         self.t.models.insert(kid, m);
         (m, kid)
+    }
+
+    /// The static id of `java.util.ArrayList.$element`, the static name of a list's
+    /// elements ([`ClassModel::ArrayList`]).
+    fn list_element_static(&mut self) -> u32 {
+        static ID: OnceLock<u32> = OnceLock::new();
+        *ID.get_or_init(|| {
+            let mut n = lock(&self.a.names);
+            intern_static(self.a, &mut n, "java.util.ArrayList.$element")
+        })
     }
 
     /// The static id of `CLASS.$state` for a collection `o` of class `kid`
@@ -370,8 +394,8 @@ impl Cx<'_> {
                 found = Owner::Concurrent;
                 break;
             }
-            let owns = m == ClassModel::Collection
-                || (m == ClassModel::Synchronized && self.owner_field(cur).is_none());
+            let owns =
+                m.has_state() || (m == ClassModel::Synchronized && self.owner_field(cur).is_none());
             if owns {
                 found = Owner::State(self.obj(cur), self.state_static(kid, cur));
                 break;
@@ -461,7 +485,15 @@ impl Cx<'_> {
     }
 
     /// A call of the program on a library object ([`CallOp::Library`]).
-    pub(super) unsafe fn library(&mut self, when: When, o: jobject, site: i32, loc: u32) {
+    /// `index`: the index argument of a list's `get(int)` or `set(int, E)`.
+    pub(super) unsafe fn library(
+        &mut self,
+        when: When,
+        o: jobject,
+        site: i32,
+        loc: u32,
+        index: Option<i32>,
+    ) {
         let (m, kid) = self.model_of(o);
         let Some(e) = self.a.sites.get(site) else {
             return;
@@ -474,7 +506,9 @@ impl Cx<'_> {
         let before = matches!(when, When::Before);
         // A view or wrapper of a java.util.concurrent object is modelled as a call on it.
         let owner = match m {
-            ClassModel::Collection => Owner::State(self.obj(o), self.state_static(kid, o)),
+            ClassModel::Collection | ClassModel::ArrayList => {
+                Owner::State(self.obj(o), self.state_static(kid, o))
+            }
             ClassModel::View | ClassModel::Synchronized => self.state_owner(o),
             _ => Owner::None,
         };
@@ -545,7 +579,24 @@ impl Cx<'_> {
                     self.open_call(site, OpenMode::Hold);
                 }
             }
-            ClassModel::Collection | ClassModel::View => {
+            ClassModel::ArrayList if index.is_some_and(|i| i >= 0) => {
+                // get(int) after the call, set(int, E) before it: the list's structure
+                // (its size, its array) is read, one element read or written.
+                let (Owner::State(owner, sid), Some(i)) = (owner, index) else {
+                    return;
+                };
+                let write = match (op, before) {
+                    (LibOp::Read, false) => false,
+                    (LibOp::Write, true) => true,
+                    _ => return,
+                };
+                self.plain_state(owner, sid, loc, false);
+                let esid = self.list_element_static();
+                let v = self.var((owner | ARRAY_VAR, i as u32), esid);
+                let k = if write { Kind::Write } else { Kind::Read };
+                self.emit(k, v, loc, None, false);
+            }
+            ClassModel::Collection | ClassModel::ArrayList | ClassModel::View => {
                 if let Owner::State(owner, sid) = owner {
                     match (op, before) {
                         (LibOp::Read, false) => self.plain_state(owner, sid, loc, false),

@@ -255,6 +255,25 @@ pub(super) unsafe extern "C" fn after_z(env: Env, _: jclass, r: jboolean, o: job
 pub(super) unsafe extern "C" fn after_a(env: Env, _: jclass, r: jobject, o: jobject, site: jint) {
     hook(env, site, |cx| cx.call(When::After(Ret::Ref(r)), o, site));
 }
+/// [`before`] of `set(int, E)` on a list, with the index.
+pub(super) unsafe extern "C" fn before_i(env: Env, _: jclass, o: jobject, i: jint, site: jint) {
+    hook(env, site, |cx| {
+        cx.call_indexed(When::Before, o, site, Some(i))
+    });
+}
+/// [`after_a`] of `get(int)` on a list, with the index.
+pub(super) unsafe extern "C" fn after_a_i(
+    env: Env,
+    _: jclass,
+    r: jobject,
+    o: jobject,
+    i: jint,
+    site: jint,
+) {
+    hook(env, site, |cx| {
+        cx.call_indexed(When::After(Ret::Ref(r)), o, site, Some(i))
+    });
+}
 pub(super) unsafe extern "C" fn tenter(env: Env, _: jclass, o: jobject, site: jint) {
     // A run()/call() of an object some hooked scheduler published (java.util.Timer; the
     // executors' own hooks cover their tasks): the task starts after its submission.
@@ -315,7 +334,7 @@ pub(super) unsafe extern "C" fn clinit(env: Env, _: jclass, site: jint) {
 }
 
 /// The entry point of every native of `jrace.rt.R`, by name.
-fn entry_points() -> [(&'static str, *mut c_void); 60] {
+fn entry_points() -> [(&'static str, *mut c_void); 62] {
     [
         ("rdI", rd_i as *mut c_void),
         ("rdJ", rd_j as *mut c_void),
@@ -356,6 +375,8 @@ fn entry_points() -> [(&'static str, *mut c_void); 60] {
         ("after0", after as *mut c_void),
         ("afterZ0", after_z as *mut c_void),
         ("afterA0", after_a as *mut c_void),
+        ("beforeI0", before_i as *mut c_void),
+        ("afterAI0", after_a_i as *mut c_void),
         ("resolve", ordered::resolve as *mut c_void),
         ("qenter", qenter as *mut c_void),
         ("qexit", qexit as *mut c_void),

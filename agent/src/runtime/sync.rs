@@ -135,6 +135,17 @@ impl Cx<'_> {
     // --- calls ---
 
     pub(super) unsafe fn call(&mut self, when: When, o: jobject, site: i32) {
+        self.call_indexed(when, o, site, None)
+    }
+
+    /// [`Cx::call`] with the index argument of a list's `get(int)` or `set(int, E)`.
+    pub(super) unsafe fn call_indexed(
+        &mut self,
+        when: When,
+        o: jobject,
+        site: i32,
+        index: Option<i32>,
+    ) {
         let Some(e) = self.enter_site(site) else {
             return;
         };
@@ -209,7 +220,7 @@ impl Cx<'_> {
                 }
             }
             (CallOp::Finalizing, When::Before) => self.finalizing(o),
-            (CallOp::Library, _) => self.library(when, o, site, loc),
+            (CallOp::Library, _) => self.library(when, o, site, loc, index),
             _ => {}
         }
     }

@@ -225,7 +225,7 @@ fn stub_matches_the_runtime_class() {
         &dir.join("stub"),
     );
     assert_eq!(real, stub);
-    assert_eq!(real.len(), 67);
+    assert_eq!(real.len(), 69);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -596,6 +596,8 @@ fn hooks_report_the_right_values_receivers_and_sites() {
             "before java.util.ArrayList",
             "after java.util.ArrayList",
             "before java.util.ArrayList",
+            "afterAI java.lang.String java.util.ArrayList 1",
+            "beforeI java.util.ArrayList 0",
             "afterA java.lang.String java.util.ArrayList",
             "before java.util.HashMap",
             "afterA null java.util.HashMap",

@@ -21,6 +21,15 @@ import java.util.Map;
 //   main reads the lists after join
 // NORACE: java.util.HashMap.$state @mainAfter
 //   and the map
+// NORACE: java.util.ArrayList.$element @slotA @slotB
+//   each worker sets its own element of `slots` (sized by main before start), as
+//   parallel code fills a result list by index: different elements, like array elements
+// NORACE: java.util.ArrayList.$state @slotA @slotB
+//   setting an element reads the list's structure, it does not change it
+// RACE: java.util.ArrayList.$element @shareSetA @shareGetB
+//   worker A sets element 0 of `slots` while worker B reads it
+// NORACE: java.util.ArrayList.$element @mainAfter
+//   main reads the elements after join
 public class UtilCollections {
     static final Object lock = new Object();
     static final List<Integer> racy = new ArrayList<>();
@@ -28,8 +37,11 @@ public class UtilCollections {
     static final List<Integer> guarded = new ArrayList<>();
     static final Map<String, Integer> config = new HashMap<>();
     static int sizeSeen;
+    static final List<Integer> slots = new ArrayList<>();
 
     static void workerA() {
+        slots.set(0, 10); // @slotA
+        slots.set(2, 12); // @shareSetA
         racy.add(1); // @addA
         racyMap.put("a", 1); // @putA
         int k = config.get("k"); // @sharedGetA
@@ -41,7 +53,9 @@ public class UtilCollections {
     }
 
     static void workerB() {
-        int n = racy.size(); // @sizeB
+        slots.set(1, 11); // @slotB
+        int shared = slots.get(2); // @shareGetB
+        int n = racy.size() + (shared & 0); // @sizeB
         racyMap.put("b", 2); // @putB
         int k = config.get("k"); // @sharedGetB
         for (int i = 0; i < 3; i++) {
@@ -56,13 +70,16 @@ public class UtilCollections {
 
     public static void main(String[] args) throws InterruptedException {
         config.put("k", 7);
+        for (int i = 0; i < 3; i++) {
+            slots.add(0);
+        }
         Thread a = new Thread(UtilCollections::workerA, "coll-a");
         Thread b = new Thread(UtilCollections::workerB, "coll-b");
         a.start();
         b.start();
         a.join();
         b.join();
-        int total = racy.size() + guarded.size() + (racyMap.isEmpty() ? 0 : 100); // @mainAfter
+        int total = racy.size() + guarded.size() + (racyMap.isEmpty() ? 0 : 100) + slots.get(0) + slots.get(1); // @mainAfter
         System.out.println("total=" + total);
     }
 }

@@ -230,6 +230,17 @@ public final class R {
             afterA0(result, recv, site);
         }
     }
+    // get(int)/set(int, E) of a list: the index too (beforeI for set, afterAI for get).
+    public static void beforeI(Object recv, int index, int site) {
+        if (flag(site) != 1) {
+            beforeI0(recv, index, site);
+        }
+    }
+    public static void afterAI(Object result, Object recv, int index, int site) {
+        if (flag(site) != 1) {
+            afterAI0(result, recv, index, site);
+        }
+    }
     private static int flag(int site) {
         byte[] f = FLAGS;
         int k = site < f.length ? f[site] : 0;
@@ -238,6 +249,8 @@ public final class R {
     static native void before0(Object recv, int site);
     static native void after0(Object recv, int site);
     static native void afterZ0(boolean result, Object recv, int site);
+    static native void beforeI0(Object recv, int index, int site);
+    static native void afterAI0(Object result, Object recv, int index, int site);
     static native void afterA0(Object result, Object recv, int site);
 
     // Method boundaries of run()/call() of instrumented classes (executor tasks):

@@ -7,6 +7,10 @@ use super::{e0, Res, Rewrite};
 use crate::classfile::insn::{op, Arg, Insn};
 use crate::sites::SiteKind;
 
+/// `List.set(int, E)` and `List.get(int)`, as a call to any list class names them.
+const LIST_SET: &str = "(ILjava/lang/Object;)Ljava/lang/Object;";
+const LIST_GET: &str = "(I)Ljava/lang/Object;";
+
 impl Rewrite<'_, '_, '_> {
     /// `System.arraycopy(src, srcPos, dst, dstPos, length)`: the arguments saved, passed
     /// to the hook, and restored.
@@ -115,11 +119,17 @@ impl Rewrite<'_, '_, '_> {
     }
 
     /// A call the recorder models ([`modelled`]): arguments spilled, `before(receiver,
-    /// site)`, arguments reloaded; after it, `after[Z|A]([result,] receiver, site)`.
+    /// site)`, arguments reloaded; after it, `after[Z|A]([result,] receiver, site)`. A
+    /// list's `set(int, E)` and `get(int)` pass their index too (`beforeI`, `afterAI`):
+    /// an element is a variable of its own ([`crate::runtime`]'s list model).
     pub(super) fn modelled_call(&mut self, i: usize, bci: u32, ins: &Insn) -> Res {
         let Some(((owner, name, desc), shapes)) = modelled(self.mcx.cf, ins, self.f.jdk) else {
             return Ok(());
         };
+        let indexed = (
+            name == "set" && desc == LIST_SET,
+            name == "get" && desc == LIST_GET,
+        );
         let ret_z = desc.ends_with(")Z");
         let ret_a = desc
             .rsplit(')')
@@ -140,14 +150,22 @@ impl Rewrite<'_, '_, '_> {
             bci,
         );
         let push = self.mcx.push(s)?;
-        let before = self.mcx.call("before")?;
-        let after = self.mcx.call(match (ret_z, ret_a) {
-            (true, _) => "afterZ",
-            (_, true) => "afterA",
+        let slots = self.arg_slots(&shapes);
+        // The index of `set(int, E)` (before the call) or `get(int)` (after it).
+        let at = slots.first().copied();
+        let (set_at, get_at) = (at.filter(|_| indexed.0), at.filter(|_| indexed.1));
+        let before = self.mcx.call(if set_at.is_some() {
+            "beforeI"
+        } else {
+            "before"
+        })?;
+        let after = self.mcx.call(match (ret_z, ret_a, get_at.is_some()) {
+            (true, _, _) => "afterZ",
+            (_, true, true) => "afterAI",
+            (_, true, false) => "afterA",
             _ => "after",
         })?;
         let t_obj = self.t.obj;
-        let slots = self.arg_slots(&shapes);
         let mut seq = Vec::with_capacity(2 * shapes.len() + 5);
         for (sh, slot) in shapes.iter().zip(&slots).rev() {
             seq.push(local(sh.store(), *slot));
@@ -156,18 +174,24 @@ impl Rewrite<'_, '_, '_> {
             Insn::new(op::DUP),
             local(op::ASTORE, t_obj),
             Insn::new(op::DUP),
-            push.clone(),
-            before,
         ]);
+        if let Some(slot) = set_at {
+            seq.push(local(op::ILOAD, slot));
+        }
+        seq.extend([push.clone(), before]);
         for (sh, slot) in shapes.iter().zip(&slots) {
             seq.push(local(sh.load(), *slot));
         }
-        e0(self.ed.insert_before(i, &seq, 2))?;
-        let mut aft = Vec::with_capacity(4);
+        e0(self.ed.insert_before(i, &seq, 3))?;
+        let mut aft = Vec::with_capacity(5);
         if ret_z || ret_a {
             aft.push(Insn::new(op::DUP));
         }
-        aft.extend([local(op::ALOAD, t_obj), push, after]);
-        e0(self.ed.insert_after(i, &aft, 3))
+        aft.push(local(op::ALOAD, t_obj));
+        if let Some(slot) = get_at {
+            aft.push(local(op::ILOAD, slot));
+        }
+        aft.extend([push, after]);
+        e0(self.ed.insert_after(i, &aft, 4))
     }
 }

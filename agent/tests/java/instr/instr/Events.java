@@ -135,6 +135,7 @@ public class Events {
         boolean added = list.add("a");
         list.add(0, "b");
         String g = list.get(1);
+        String old = list.set(0, "c");
         Map<String, Integer> m = new HashMap<>();
         m.put("k", 1);
         AtomicLong al = new AtomicLong(10);
@@ -142,7 +143,7 @@ public class Events {
         boolean casFail = al.compareAndSet(10L, 3L);
         DoubleSummaryStatistics st = new DoubleSummaryStatistics();
         st.accept(2.5);
-        System.out.println("calls " + added + " " + g + " " + m + " " + cas + " " + casFail + " " + al.get() + " " + st.getSum());
+        System.out.println("calls " + added + " " + g + " " + old + " " + m + " " + cas + " " + casFail + " " + al.get() + " " + st.getSum());
     }
 
     static void threads() throws InterruptedException {

@@ -126,6 +126,8 @@ public final class R {
     public static void after(Object recv, int site) { ev("after", site, ref(recv)); }
     public static void afterZ(boolean result, Object recv, int site) { ev("afterZ", site, result + " " + ref(recv)); }
     public static void afterA(Object result, Object recv, int site) { ev("afterA", site, ref(result) + " " + ref(recv)); }
+    public static void beforeI(Object recv, int index, int site) { ev("beforeI", site, ref(recv) + " " + index); }
+    public static void afterAI(Object result, Object recv, int index, int site) { ev("afterAI", site, ref(result) + " " + ref(recv) + " " + index); }
 
     public static void tenter(Object self, int site) { ev("tenter", site, ref(self)); }
     public static void texit(Object self, int site) { ev("texit", site, ref(self)); }
