@@ -108,6 +108,7 @@ families! {
     family_sockets => "Sockets",
     family_finalizers => "Finalizers",
     family_runner_subclasses => "Runners",
+    family_fences => "Fences",
 }
 
 #[test]

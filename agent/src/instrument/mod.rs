@@ -202,7 +202,9 @@ pub fn instrument_with(
         own_fields,
         fields,
         jdk: opts.jdk,
-        fenced: opts.jdk && uses_fences(&cf),
+        // The JDK's fenced classes have their plain accesses instrumented for that alone;
+        // the program's are instrumented anyway, fences only make them synchronization.
+        fenced: uses_fences(&cf, !opts.jdk),
     };
     let mut modified = false;
     for mi in 0..cf.methods.len() {
@@ -306,8 +308,9 @@ struct Ctx<'a> {
     fields: FieldFlags<'a>,
     /// The class is a JDK class of [`crate::jdksync`] ([`Options::jdk`]).
     jdk: bool,
-    /// ... that orders plain accesses with acquire or full fences: its plain field and
-    /// array accesses are recorded (as synchronization) too.
+    /// ... that orders plain accesses with acquire or full fences (a class of the program:
+    /// with any fence): its plain field and array accesses are recorded as
+    /// synchronization.
     fenced: bool,
 }
 

@@ -166,18 +166,25 @@ pub(super) fn local0_is_this(
 
 /// Whether a class calls an acquire, load or full fence (`VarHandle.acquireFence`,
 /// `Unsafe.loadFence`, ...): it then orders plain reads with it (ConcurrentSkipListMap,
-/// ForkJoinPool), which only a record of those reads can show.
-pub(super) fn uses_fences(cf: &ClassFile) -> bool {
+/// ForkJoinPool), which only a record of those reads can show. With `release`, a release
+/// or store fence counts too: a class of the program that publishes with
+/// `releaseFence(); this.value = v` (the LMAX Disruptor's `Sequence`) orders its plain
+/// writes with it.
+pub(super) fn uses_fences(cf: &ClassFile, release: bool) -> bool {
     let cp = &cf.constant_pool;
     (1..cp.entries.len() as u16).any(|i| match cp.get(i) {
         Some(Constant::Methodref(..)) => cp.member_ref(i).is_some_and(|(owner, name, _)| {
             matches!(
                 owner.as_str(),
                 "java/lang/invoke/VarHandle" | "jdk/internal/misc/Unsafe" | "sun/misc/Unsafe"
-            ) && matches!(
+            ) && (matches!(
                 name.as_str(),
                 "acquireFence" | "fullFence" | "loadLoadFence" | "loadFence"
-            )
+            ) || release
+                && matches!(
+                    name.as_str(),
+                    "releaseFence" | "storeStoreFence" | "storeFence"
+                ))
         }),
         _ => false,
     })

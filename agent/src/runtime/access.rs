@@ -37,9 +37,10 @@ impl Cx<'_> {
             return;
         }
         let v = self.field_var(obj, static_id);
-        // The JDK's accesses are all synchronization (fenced classes' plain ones too), and
-        // so are a finalizer's of its object's fields ([`Cx::finalizing`]).
-        let volatile = volatile || self.jdk || obj == self.t.finalizee;
+        // The JDK's accesses are all synchronization, fenced classes' plain ones too (the
+        // program's: a class that orders them with fences), and so are a finalizer's of
+        // its object's fields ([`Cx::finalizing`]).
+        let volatile = volatile || self.jdk || e.site.fenced || obj == self.t.finalizee;
         let kind = access_kind(write, volatile);
         if !volatile {
             self.stack_once(e, site);
@@ -249,6 +250,7 @@ impl Cx<'_> {
             return;
         }
         let v = self.field_var(0, static_id);
+        let volatile = volatile || e.site.fenced;
         let kind = access_kind(write, volatile);
         if !volatile {
             self.stack_once(e, site);
@@ -280,7 +282,12 @@ impl Cx<'_> {
             false => self.element_static(obj, arr, static_id),
         };
         let v = self.var((obj | ARRAY_VAR, idx as u32), static_id);
-        if self.jdk {
+        // A program's class that orders its plain accesses with fences: synchronization,
+        // as the JDK's array stores (and its fenced classes' loads) are.
+        if self.jdk || e.site.fenced {
+            if !self.jdk {
+                self.implicit_branch(obj, true, e.loc);
+            }
             // A JDK array store: recorded as a synchronizing write, so that an ordered read
             // of the slot elsewhere has its writer. Loads are instrumented only in classes
             // that order them with fences.
@@ -289,7 +296,9 @@ impl Cx<'_> {
             } else {
                 self.loaded = true;
                 self.emit(Kind::VRead, v, e.loc, Some(value), true);
-                self.jdk_read_done(e.loc);
+                if self.jdk {
+                    self.jdk_read_done(e.loc);
+                }
             }
             return;
         }

@@ -27,7 +27,7 @@ impl Rewrite<'_, '_, '_> {
         // a plain read of what it wrote are recorded in the order they happened.
         let plan = match self.mcx.ctx.field_flags(&owner, &fname) {
             Some(fl) if fl & ACC_VOLATILE != 0 => FieldPlan::Locked,
-            Some(_) if f.jdk && self.mcx.ctx.fenced && !f.sync_only => FieldPlan::Locked,
+            Some(_) if self.mcx.ctx.fenced && !f.sync_only => FieldPlan::Locked,
             Some(_) if f.jdk || f.sync_only => FieldPlan::Skip,
             Some(_) => FieldPlan::Plain,
             None if f.sync_only => FieldPlan::Skip,
