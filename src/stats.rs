@@ -33,7 +33,8 @@ pub(crate) fn stats(path: &Path) -> Result<ExitCode> {
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    let sym = src.symbols();
+    let names = src.take_symbols();
+    let sym = &names;
     let mut s = String::new();
     use std::fmt::Write as _;
     let _ = writeln!(s, "trace:      {}", path.display());

@@ -26,7 +26,9 @@ pub trait EventSource {
         }
         Ok(())
     }
-    fn symbols(&self) -> &Symbols;
+    /// The trace's names. A binary trace's variable names may still be being built when
+    /// the events start: this waits for them.
+    fn symbols(&mut self) -> &Symbols;
     /// Whether the trace carries branch events. For a `.std` file this is known only
     /// once it has been read to the end.
     fn has_branches(&self) -> bool;
@@ -60,7 +62,7 @@ pub trait EventSource {
 #[macro_export]
 macro_rules! forward_source_methods {
     ($inner:ident) => {
-        fn symbols(&self) -> &$crate::Symbols {
+        fn symbols(&mut self) -> &$crate::Symbols {
             self.$inner.symbols()
         }
         fn has_branches(&self) -> bool {
@@ -100,7 +102,7 @@ impl EventSource for MemSource<'_> {
         self.next += 1;
         Ok(e)
     }
-    fn symbols(&self) -> &Symbols {
+    fn symbols(&mut self) -> &Symbols {
         &self.trace.symbols
     }
     fn has_branches(&self) -> bool {

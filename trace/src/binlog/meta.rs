@@ -368,7 +368,17 @@ impl MetaTables {
     }
 
     /// Builds the symbol tables. `min_threads`: thread ids that have a log must exist.
+    #[cfg(test)]
     pub fn into_symbols(self, min_threads: u32) -> Symbols {
+        let (mut s, vars) = self.into_symbols_apart(min_threads);
+        vars.build().install(&mut s);
+        s
+    }
+
+    /// The trace's symbols with the variables' names (most of the work when a trace names
+    /// millions of variables) left to build: the symbols come without variables and
+    /// statics, [`VarNames::build`] makes those, and [`BuiltVars::install`] puts them in.
+    pub fn into_symbols_apart(self, min_threads: u32) -> (Symbols, VarNames) {
         let mut s = Symbols::default();
         let mut threads = self.threads;
         if threads.len() < min_threads as usize {
@@ -388,52 +398,10 @@ impl MetaTables {
             statics.resize_with(max_static, || None);
         }
         fill_owned(&mut s.statics, statics, "static");
-        // Variable names are written straight into the interner's text: a trace names
-        // millions of them, and a String each was most of opening one.
-        let mut vars = Interner::default();
-        s.var_static = Vec::with_capacity(self.vars.len());
-        // Whether every name is built from what the variable is (object and static, or
-        // object and element): see `structured_names_are_distinct`.
-        let mut structured = true;
-        let mut num = itoa::Buffer::new();
-        for (i, v) in self.vars.into_iter().enumerate() {
-            match v {
-                Some((st, n)) => {
-                    s.var_static.push(st);
-                    let stat = s.statics.name(st);
-                    match n {
-                        VarName::Text(n) => {
-                            structured = false;
-                            vars.push_unique(&n)
-                        }
-                        VarName::Field(0) => vars.push_unique(stat),
-                        VarName::Field(obj) => vars.push_unique_with(|t| {
-                            t.push_str(num.format(obj));
-                            t.push('.');
-                            t.push_str(stat);
-                        }),
-                        VarName::Elem(obj, e) => vars.push_unique_with(|t| {
-                            t.push_str(num.format(obj));
-                            t.push('[');
-                            t.push_str(num.format(e));
-                            t.push(']');
-                        }),
-                    };
-                }
-                None => {
-                    // An unnamed variable gets a static name of its own.
-                    structured = false;
-                    s.var_static
-                        .push(s.statics.intern(&placeholder("static-of-var", i)));
-                    vars.push_unique(&placeholder("var", i));
-                }
-            }
-        }
-        if structured && structured_names_are_distinct(&s.statics) {
-            s.vars = vars;
-        } else {
-            adopt_distinct(&mut s.vars, vars);
-        }
+        let vars = VarNames {
+            vars: self.vars,
+            statics: std::mem::take(&mut s.statics),
+        };
         fill(&mut s.locks, &self.locks, "lock");
         let locs: Vec<Option<String>> = self
             .locs
@@ -482,7 +450,95 @@ impl MetaTables {
             .into_iter()
             .map(|o| o.unwrap_or(ObjSet::All))
             .collect();
-        s
+        (s, vars)
+    }
+}
+
+/// A trace's variable records and its static names, to build the variables' names from
+/// ([`MetaTables::into_symbols_apart`]): a trace reader builds them on a thread of its
+/// own while the events are merged, since nothing needs them before the end.
+pub struct VarNames {
+    vars: Vec<Option<(u32, VarName)>>,
+    statics: Interner,
+}
+
+/// The variables' names, their static names, and the statics (with a placeholder for
+/// the static of each unnamed variable).
+pub struct BuiltVars {
+    vars: Interner,
+    var_static: Vec<u32>,
+    statics: Interner,
+}
+
+impl VarNames {
+    /// Variables named (or left unnamed below the highest named id).
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    pub fn build(self) -> BuiltVars {
+        let mut statics = self.statics;
+        // Variable names are written straight into the interner's text: a trace names
+        // millions of them, and a String each was most of opening one.
+        let mut vars = Interner::default();
+        let mut var_static = Vec::with_capacity(self.vars.len());
+        // Whether every name is built from what the variable is (object and static, or
+        // object and element): see `structured_names_are_distinct`.
+        let mut structured = true;
+        let mut num = itoa::Buffer::new();
+        for (i, v) in self.vars.into_iter().enumerate() {
+            match v {
+                Some((st, n)) => {
+                    var_static.push(st);
+                    let stat = statics.name(st);
+                    match n {
+                        VarName::Text(n) => {
+                            structured = false;
+                            vars.push_unique(&n)
+                        }
+                        VarName::Field(0) => vars.push_unique(stat),
+                        VarName::Field(obj) => vars.push_unique_with(|t| {
+                            t.push_str(num.format(obj));
+                            t.push('.');
+                            t.push_str(stat);
+                        }),
+                        VarName::Elem(obj, e) => vars.push_unique_with(|t| {
+                            t.push_str(num.format(obj));
+                            t.push('[');
+                            t.push_str(num.format(e));
+                            t.push(']');
+                        }),
+                    };
+                }
+                None => {
+                    // An unnamed variable gets a static name of its own.
+                    structured = false;
+                    var_static.push(statics.intern(&placeholder("static-of-var", i)));
+                    vars.push_unique(&placeholder("var", i));
+                }
+            }
+        }
+        let vars = if structured && structured_names_are_distinct(&statics) {
+            vars
+        } else {
+            let mut distinct = Interner::default();
+            adopt_distinct(&mut distinct, vars);
+            distinct
+        };
+        BuiltVars {
+            vars,
+            var_static,
+            statics,
+        }
+    }
+}
+
+impl BuiltVars {
+    /// Puts the variables and statics into symbols made without them.
+    pub fn install(self, s: &mut Symbols) {
+        s.vars = self.vars;
+        s.var_static = self.var_static;
+        s.statics = self.statics;
     }
 }
 

@@ -8,7 +8,7 @@
 use super::decode::{Batch, Decoders};
 use super::heap::HeapReplay;
 use super::logread::LogReader;
-use super::meta::MetaTables;
+use super::meta::{BuiltVars, MetaTables, VarNames};
 use super::varint::Cursor;
 use super::{
     meta_daemon, thread_stem, META_CUT, META_CUT_DETAIL, META_LOG_ID, META_STEM, OPEN_EXT,
@@ -32,11 +32,12 @@ struct Limits {
 }
 
 impl Limits {
-    fn new(s: &Symbols) -> Limits {
+    /// `vars`: the number of variables (the symbols may not have their names yet).
+    fn new(s: &Symbols, vars: usize) -> Limits {
         let mut target = [usize::MAX; 17];
         for k in Kind::ALL {
             target[k as usize] = match k {
-                k if k.is_access() => s.vars.len(),
+                k if k.is_access() => vars,
                 k if k.has_lock() => s.locks.len(),
                 k if k.has_thread() => s.threads.len(),
                 k if k.has_method() => s.methods.len(),
@@ -93,13 +94,7 @@ impl Stream {
     /// Takes log `i`'s next batch from the decoders (the current one must be used up);
     /// returns whether it has events. An error the decoder met after the events of the
     /// batch before is returned now, once they have been merged.
-    fn refill(
-        &mut self,
-        i: usize,
-        dec: &Decoders,
-        lim: &Limits,
-        sym: &Symbols,
-    ) -> Result<bool, TraceError> {
+    fn refill(&mut self, i: usize, dec: &Decoders, lim: &Limits) -> Result<bool, TraceError> {
         if let Some(e) = self.batch.err.take() {
             self.batch.last = true;
             return Err(e);
@@ -118,7 +113,7 @@ impl Stream {
         }
         if let Some(k) = b.events.iter().position(|(_, e)| !lim.ok(e)) {
             // Nothing after an event with a bad id is merged.
-            let m = check_ids(sym, &b.events[k].1).err().unwrap_or_default();
+            let m = check_ids(lim, &b.events[k].1).err().unwrap_or_default();
             let at = b.pos[k] as usize;
             self.bad = Some(match &b.origin {
                 Some(o) => o.err(at, m),
@@ -152,7 +147,12 @@ impl Stream {
 /// for the plain reads [`StaleReads`] moves before a write they did not see.
 pub struct TraceReader {
     dir: PathBuf,
+    /// Without the variables' names and static names while `vars` builds them.
     symbols: Symbols,
+    /// The variables' names, built on a thread of their own while the events are merged
+    /// (a trace names millions of variables; nothing needs their names before the end):
+    /// joined by [`EventSource::symbols`] and [`EventSource::take_symbols`].
+    vars: Option<std::thread::JoinHandle<Option<BuiltVars>>>,
     /// Per location: in a JDK class (its events get [`FLAG_JDK`]).
     jdk_locs: Vec<bool>,
     limits: Limits,
@@ -306,32 +306,31 @@ fn key(stamp: u64, thread: ThreadId) -> u128 {
     ((stamp as u128) << 32) | thread as u128
 }
 
-fn check_ids(s: &Symbols, e: &Event) -> Result<(), String> {
-    let (table, len) = match e.kind {
-        k if k.is_access() => ("variable", s.vars.len()),
-        k if k.has_lock() => ("lock", s.locks.len()),
-        k if k.has_thread() => ("thread", s.threads.len()),
-        k if k.has_method() => ("method", s.methods.len()),
-        _ => ("", usize::MAX),
+fn check_ids(lim: &Limits, e: &Event) -> Result<(), String> {
+    let table = match e.kind {
+        k if k.is_access() => "variable",
+        k if k.has_lock() => "lock",
+        k if k.has_thread() => "thread",
+        k if k.has_method() => "method",
+        _ => "",
     };
+    let len = lim.target[e.kind as usize];
     if e.target as usize >= len {
         return Err(format!(
             "expected a {table} id below {len} (named in the metadata), found {}",
             e.target
         ));
     }
-    if e.loc as usize >= s.locs.len() {
+    if e.loc as usize >= lim.locs {
         return Err(format!(
             "expected a location id below {} (named in the metadata), found {}",
-            s.locs.len(),
-            e.loc
+            lim.locs, e.loc
         ));
     }
-    if e.kind == Kind::Enter && !(0..s.objsets.len() as i64).contains(&e.value) {
+    if e.kind == Kind::Enter && !(0..lim.objsets).contains(&e.value) {
         return Err(format!(
             "expected a reachable-set id below {}, found {}",
-            s.objsets.len(),
-            e.value
+            lim.objsets, e.value
         ));
     }
     Ok(())
@@ -433,9 +432,25 @@ impl TraceReader {
         let meta = std::mem::take(&mut tables.kv);
         let replay = HeapReplay::new(std::mem::take(&mut tables.heap));
         let min_threads = threads.iter().next_back().map_or(0, |&t| t + 1);
-        let symbols = tables.into_symbols(min_threads);
-
-        let limits = Limits::new(&symbols);
+        let (mut symbols, names) = tables.into_symbols_apart(min_threads);
+        let limits = Limits::new(&symbols, names.len());
+        // Should no thread start, the names are built here.
+        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(names)));
+        let take = |s: &std::sync::Mutex<Option<VarNames>>| {
+            s.lock().unwrap_or_else(|p| p.into_inner()).take()
+        };
+        let vars = std::thread::Builder::new()
+            .name("jrace-names".into())
+            .spawn({
+                let slot = slot.clone();
+                move || take(&slot).map(VarNames::build)
+            })
+            .ok();
+        if vars.is_none() {
+            if let Some(n) = take(&slot) {
+                n.build().install(&mut symbols);
+            }
+        }
         let jdk_locs = symbols
             .loc_detail
             .iter()
@@ -443,6 +458,7 @@ impl TraceReader {
             .collect();
         let mut r = TraceReader {
             dir: dir.to_owned(),
+            vars,
             jdk_locs,
             symbols,
             limits,
@@ -465,7 +481,7 @@ impl TraceReader {
         r.stale.on = r.meta.get("recorder").map(String::as_str) == Some("jrace-agent");
         for (i, t) in opened.into_iter().enumerate() {
             let mut s = Stream::new(t);
-            if s.refill(i, &r.decoders, &r.limits, &r.symbols)? {
+            if s.refill(i, &r.decoders, &r.limits)? {
                 r.heap.push(Reverse((s.batch.events[0].0, t, i)));
                 r.stale.pushed(i, s.next());
             }
@@ -505,6 +521,18 @@ impl TraceReader {
 }
 
 impl TraceReader {
+    /// Waits for the variables' names ([`TraceReader::vars`]) and puts them in the
+    /// symbols.
+    fn join_vars(&mut self) {
+        if let Some(h) = self.vars.take() {
+            match h.join() {
+                Ok(Some(b)) => b.install(&mut self.symbols),
+                Ok(None) => {}
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+    }
+
     /// A stream in the heap whose next event is a plain read of `w`'s variable that has
     /// the value the variable holds now (0 if nothing was returned of it yet) and not
     /// `w`'s ([`StaleReads`]).
@@ -601,11 +629,13 @@ impl EventSource for TraceReader {
         }
     }
 
-    fn symbols(&self) -> &Symbols {
+    fn symbols(&mut self) -> &Symbols {
+        self.join_vars();
         &self.symbols
     }
 
     fn take_symbols(&mut self) -> Symbols {
+        self.join_vars();
         std::mem::take(&mut self.symbols)
     }
 
@@ -733,7 +763,7 @@ impl TraceReader {
                 self.stale.returned(&e);
                 return self.emit(c, stamp, e);
             }
-            let more = s.refill(c, &self.decoders, &self.limits, &self.symbols);
+            let more = s.refill(c, &self.decoders, &self.limits);
             match more {
                 Ok(true) => {}
                 Ok(false) => self.cur = NONE,

@@ -354,7 +354,7 @@ impl EventSource for StdReader<'_> {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         self.read_event()
     }
-    fn symbols(&self) -> &Symbols {
+    fn symbols(&mut self) -> &Symbols {
         &self.p.symbols
     }
     fn take_symbols(&mut self) -> Symbols {

@@ -778,11 +778,8 @@ fn truncation_says_why_a_trace_was_cut() {
         let got = r.truncation();
         assert_eq!(got.as_ref().map(|c| c.reason), want, "{name}");
         if let Some(c) = got {
-            let running: Vec<&str> = c
-                .running
-                .iter()
-                .map(|&t| r.symbols().thread_name(t))
-                .collect();
+            let sym = r.symbols();
+            let running: Vec<&str> = c.running.iter().map(|&t| sym.thread_name(t)).collect();
             assert_eq!(
                 running,
                 if ends { vec![] } else { vec!["worker"] },
