@@ -563,6 +563,8 @@ pub struct ThreadState {
     models: FxHashMap<u64, ClassModel>,
     /// Class id -> the static id of `CLASS.$state` ([`models`]).
     state_names: FxHashMap<u64, u32>,
+    /// ... and of `CLASS.$element` for a list ([`models::ClassModel::List`]).
+    element_names: FxHashMap<u64, u32>,
     /// Class id -> the field (a `jfieldID`, valid in every thread) through which its
     /// objects reach their collection (0: none), see [`models`].
     owner_fields: FxHashMap<u64, usize>,

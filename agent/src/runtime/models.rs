@@ -8,7 +8,7 @@
 //! | any other `java.util.concurrent` class (queues, maps, latches, semaphores, barriers, executors, futures, ...) | the JDK's own events inside the call ([`crate::jdksync`]), written when the call succeeded and dropped when it failed ([`failed`]): a failed operation orders nothing |
 //! | atomics | nothing more: their operations are recorded where they happen ([`super::ordered`]) |
 //! | the JDK's mutable collections (`ArrayList`, `HashMap`, ...) | a read or a write of `<collection>.$state` ([`lib_op`]) |
-//! | `ArrayList`'s `get(int)` and `set(int, E)` | a read of its `$state` and a read or write of element `<list>[index]` (static name `java.util.ArrayList.$element`): setting different elements from different threads is no race, as with an array |
+//! | `ArrayList`'s and `LinkedList`'s `get(int)` and `set(int, E)` | a read of its `$state` and a read or write of element `<list>[index]` (static name `CLASS.$element`, `java.util.ArrayList.$element`): setting different elements from different threads is no race, as with an array |
 //! | their views and iterators, `Collections.unmodifiable*`/`checked*` wrappers | the same, of the collection they belong to ([`Cx::state_owner`]) |
 //! | `Vector`, `Hashtable`, `Collections.synchronized*` | the same, inside the wrapper's monitor (the JDK's monitor, recorded where it is entered) |
 //!
@@ -30,9 +30,10 @@ pub(super) enum ClassModel {
     Concurrent,
     /// A mutable `java.util` collection: calls read or write its `$state`.
     Collection,
-    /// `ArrayList` (or a class of the program extending it): a [`ClassModel::Collection`]
-    /// whose `get(int)` and `set(int, E)` touch one element, as on an array.
-    ArrayList,
+    /// `ArrayList` or `LinkedList` (or a class of the program extending one): a
+    /// [`ClassModel::Collection`] whose `get(int)` and `set(int, E)` touch one element, as
+    /// on an array.
+    List,
     /// A `java.util` class that belongs to a collection (a view, an iterator, a wrapper):
     /// calls read or write the state of the collection it belongs to, if any.
     View,
@@ -87,7 +88,7 @@ pub(super) enum LibOp {
 impl ClassModel {
     /// Calls on the object read or write its own `$state`.
     fn has_state(self) -> bool {
-        matches!(self, ClassModel::Collection | ClassModel::ArrayList)
+        matches!(self, ClassModel::Collection | ClassModel::List)
     }
 }
 
@@ -243,8 +244,8 @@ fn model_of_jdk_class(name: &str, exact: bool) -> ClassModel {
         "java.util.PriorityQueue",
         "java.util.BitSet",
     ];
-    if name == "java.util.ArrayList" {
-        return ClassModel::ArrayList;
+    if name == "java.util.ArrayList" || name == "java.util.LinkedList" {
+        return ClassModel::List;
     }
     if MUTABLE.contains(&name) {
         return ClassModel::Collection;
@@ -300,14 +301,19 @@ impl Cx<'_> {
         (m, kid)
     }
 
-    /// The static id of `java.util.ArrayList.$element`, the static name of a list's
-    /// elements ([`ClassModel::ArrayList`]).
-    fn list_element_static(&mut self) -> u32 {
-        static ID: OnceLock<u32> = OnceLock::new();
-        *ID.get_or_init(|| {
+    /// The static id of `CLASS.$element` (`java.util.ArrayList.$element`), the static
+    /// name of the elements of a list `o` of class `kid` ([`ClassModel::List`]).
+    unsafe fn element_static_of_list(&mut self, kid: u64, o: jobject) -> u32 {
+        if let Some(&sid) = self.t.element_names.get(&kid) {
+            return sid;
+        }
+        let name = format!("{}.$element", self.class_name(o));
+        let sid = {
             let mut n = lock(&self.a.names);
-            intern_static(self.a, &mut n, "java.util.ArrayList.$element")
-        })
+            intern_static(self.a, &mut n, &name)
+        };
+        self.t.element_names.insert(kid, sid);
+        sid
     }
 
     /// The static id of `CLASS.$state` for a collection `o` of class `kid`
@@ -506,7 +512,7 @@ impl Cx<'_> {
         let before = matches!(when, When::Before);
         // A view or wrapper of a java.util.concurrent object is modelled as a call on it.
         let owner = match m {
-            ClassModel::Collection | ClassModel::ArrayList => {
+            ClassModel::Collection | ClassModel::List => {
                 Owner::State(self.obj(o), self.state_static(kid, o))
             }
             ClassModel::View | ClassModel::Synchronized => self.state_owner(o),
@@ -579,7 +585,7 @@ impl Cx<'_> {
                     self.open_call(site, OpenMode::Hold);
                 }
             }
-            ClassModel::ArrayList if index.is_some_and(|i| i >= 0) => {
+            ClassModel::List if index.is_some_and(|i| i >= 0) => {
                 // get(int) after the call, set(int, E) before it: the list's structure
                 // (its size, its array) is read, one element read or written.
                 let (Owner::State(owner, sid), Some(i)) = (owner, index) else {
@@ -591,12 +597,12 @@ impl Cx<'_> {
                     _ => return,
                 };
                 self.plain_state(owner, sid, loc, false);
-                let esid = self.list_element_static();
+                let esid = self.element_static_of_list(kid, o);
                 let v = self.var((owner | ARRAY_VAR, i as u32), esid);
                 let k = if write { Kind::Write } else { Kind::Read };
                 self.emit(k, v, loc, None, false);
             }
-            ClassModel::Collection | ClassModel::ArrayList | ClassModel::View => {
+            ClassModel::Collection | ClassModel::List | ClassModel::View => {
                 if let Owner::State(owner, sid) = owner {
                     match (op, before) {
                         (LibOp::Read, false) => self.plain_state(owner, sid, loc, false),

@@ -30,6 +30,10 @@ import java.util.Map;
 //   worker A sets element 0 of `slots` while worker B reads it
 // NORACE: java.util.ArrayList.$element @mainAfter
 //   main reads the elements after join
+// NORACE: java.util.LinkedList.$element @linkA @linkB
+//   the same for a LinkedList's elements
+// NORACE: java.util.LinkedList.$state @linkA @linkB
+//   and its structure
 public class UtilCollections {
     static final Object lock = new Object();
     static final List<Integer> racy = new ArrayList<>();
@@ -38,9 +42,11 @@ public class UtilCollections {
     static final Map<String, Integer> config = new HashMap<>();
     static int sizeSeen;
     static final List<Integer> slots = new ArrayList<>();
+    static final List<String> links = new java.util.LinkedList<>(List.of("a", "b"));
 
     static void workerA() {
         slots.set(0, 10); // @slotA
+        links.set(0, "x"); // @linkA
         slots.set(2, 12); // @shareSetA
         racy.add(1); // @addA
         racyMap.put("a", 1); // @putA
@@ -54,6 +60,7 @@ public class UtilCollections {
 
     static void workerB() {
         slots.set(1, 11); // @slotB
+        links.set(1, "y"); // @linkB
         int shared = slots.get(2); // @shareGetB
         int n = racy.size() + (shared & 0); // @sizeB
         racyMap.put("b", 2); // @putB
