@@ -561,10 +561,9 @@ pub struct ThreadState {
     seen_init: FxHashSet<u32>,
     locks: FxHashMap<u64, u32>,
     models: FxHashMap<u64, ClassModel>,
-    /// Class id -> the static id of `CLASS.$state` ([`models`]).
-    state_names: FxHashMap<u64, u32>,
-    /// ... and of `CLASS.$element` for a list ([`models::ClassModel::List`]).
-    element_names: FxHashMap<u64, u32>,
+    /// (Class id, part) -> the static id of `CLASS.$state`, or of `CLASS.$element` for a
+    /// list's elements ([`models`]).
+    state_names: FxHashMap<(u64, &'static str), u32>,
     /// Class id -> the field (a `jfieldID`, valid in every thread) through which its
     /// objects reach their collection (0: none), see [`models`].
     owner_fields: FxHashMap<u64, usize>,

@@ -146,7 +146,6 @@ pub(super) unsafe fn new_thread_state(
         locks: FxHashMap::default(),
         models: FxHashMap::default(),
         state_names: FxHashMap::default(),
-        element_names: FxHashMap::default(),
         owner_fields: FxHashMap::default(),
         ident: Identity {
             ids: (0, 0),

@@ -301,33 +301,30 @@ impl Cx<'_> {
         (m, kid)
     }
 
-    /// The static id of `CLASS.$element` (`java.util.ArrayList.$element`), the static
-    /// name of the elements of a list `o` of class `kid` ([`ClassModel::List`]).
-    unsafe fn element_static_of_list(&mut self, kid: u64, o: jobject) -> u32 {
-        if let Some(&sid) = self.t.element_names.get(&kid) {
-            return sid;
-        }
-        let name = format!("{}.$element", self.class_name(o));
-        let sid = {
-            let mut n = lock(&self.a.names);
-            intern_static(self.a, &mut n, &name)
-        };
-        self.t.element_names.insert(kid, sid);
-        sid
-    }
-
     /// The static id of `CLASS.$state` for a collection `o` of class `kid`
     /// (`java.util.ArrayList.$state`): a race on a collection says what kind it is.
     unsafe fn state_static(&mut self, kid: u64, o: jobject) -> u32 {
-        if let Some(&sid) = self.t.state_names.get(&kid) {
+        self.class_part_static(kid, o, "$state")
+    }
+
+    /// The static id of `CLASS.$element` (`java.util.ArrayList.$element`), the static
+    /// name of the elements of a list `o` of class `kid` ([`ClassModel::List`]).
+    unsafe fn element_static_of_list(&mut self, kid: u64, o: jobject) -> u32 {
+        self.class_part_static(kid, o, "$element")
+    }
+
+    /// The static id of `CLASS.PART` for an object `o` of class `kid` (cached per class
+    /// and part).
+    unsafe fn class_part_static(&mut self, kid: u64, o: jobject, part: &'static str) -> u32 {
+        if let Some(&sid) = self.t.state_names.get(&(kid, part)) {
             return sid;
         }
-        let name = format!("{}.$state", self.class_name(o));
+        let name = format!("{}.{part}", self.class_name(o));
         let sid = {
             let mut n = lock(&self.a.names);
             intern_static(self.a, &mut n, &name)
         };
-        self.t.state_names.insert(kid, sid);
+        self.t.state_names.insert((kid, part), sid);
         sid
     }
 
