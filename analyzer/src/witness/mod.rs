@@ -466,7 +466,26 @@ impl<'a> Facts<'a> {
         model: Model,
         schedule: &[usize],
     ) -> Result<PrefixEnd, WitnessError> {
-        let sim = self.walk_with(Sim::with_model(self, model), schedule, false)?;
+        self.validate_prefix_with(Sim::with_model(self, model), schedule)
+    }
+
+    /// [`Facts::validate_prefix_model`] where, besides, a join needs every read of the
+    /// joined thread to have returned its recorded value: in a trace without branches a
+    /// read may decide what its thread does next, its ending too.
+    pub fn validate_prefix_guarding_ends(
+        &self,
+        model: Model,
+        schedule: &[usize],
+    ) -> Result<PrefixEnd, WitnessError> {
+        self.validate_prefix_with(Sim::with_model(self, model).guarding_ends(), schedule)
+    }
+
+    fn validate_prefix_with(
+        &self,
+        sim: Sim,
+        schedule: &[usize],
+    ) -> Result<PrefixEnd, WitnessError> {
+        let sim = self.walk_with(sim, schedule, false)?;
         Ok(PrefixEnd {
             ran: sim.pos().to_vec(),
             owner: sim.owners().to_vec(),

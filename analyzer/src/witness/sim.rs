@@ -24,6 +24,9 @@ pub(super) struct Sim {
     /// the recorded prefix `0..frontier` exactly when both equal).
     ndone: usize,
     frontier: usize,
+    /// Value models: a join needs the joined thread's reads to have returned their
+    /// recorded values ([`Facts::validate_prefix_guarding_ends`]).
+    guard_ends: bool,
 }
 
 impl Sim {
@@ -45,6 +48,7 @@ impl Sim {
         self.rmw.clone_from(&other.rmw);
         self.ndone = other.ndone;
         self.frontier = other.frontier;
+        self.guard_ends = other.guard_ends;
     }
 
     /// The feasibility model it checks in.
@@ -74,7 +78,15 @@ impl Sim {
             rmw: Vec::new(),
             ndone: 0,
             frontier: 0,
+            guard_ends: false,
         }
+    }
+
+    /// [`Sim::with_model`] whose joins need the joined thread's reads to have returned
+    /// their recorded values.
+    pub(super) fn guarding_ends(mut self) -> Sim {
+        self.guard_ends = true;
+        self
     }
 
     /// Value models: whether read `i` would return its recorded value now: its value is
@@ -314,6 +326,16 @@ impl Sim {
                                 f.describe(i),
                                 sym.thread_name(e.target),
                                 f.describe(f.threads[c][self.pos[c] as usize] as usize)
+                            ),
+                        ));
+                    }
+                    if self.guard_ends && self.model != Model::Rf && self.taint[c] {
+                        return Err((
+                            Rule::Cf,
+                            format!(
+                                "{}: a read of thread {} returned another value than recorded, so whether it ends is not known",
+                                f.describe(i),
+                                sym.thread_name(e.target)
                             ),
                         ));
                     }

@@ -162,6 +162,25 @@ t1|rel(m)|11\nt1|rel(l)|12\n",
     assert!(predictable_deadlocks(&t).is_empty());
 }
 
+/// Without recorded branches, a read may decide whether its thread ends. Here t1 can take
+/// l only after joining t2, and t2's last read of y returns t3's write, made while t3
+/// holds l: for t3 to be stuck requesting l, t2's read must return another value, and
+/// then nothing says t2 ends. The solver's model (a thread's end is not guarded by its
+/// reads) found the m/l cycle; the check refuses the join, and it is not reported.
+/// (Found with `JRACE_PROP_SEED=13`, seed 4818.)
+#[test]
+fn a_join_needs_the_joined_threads_reads_when_branches_are_not_recorded() {
+    let t = parse(
+        "t1|fork(t3)|1\nt3|vr(v)|2\nt3|acq(m)|3\nt1|fork(t2)|4\nt3|acq(l)|5\nt1|r(y)|6\n\
+t2|r(x)|7\nt1|vr(v)|8\nt2|r(y)|9\nt3|notify(l)|10\nt3|w(y)|11\nt3|rel(l)|12\n\
+t3|r(x)|13\nt2|vr(v)|14\nt3|rel(m)|15\nt2|r(y)|16\nt1|join(t2)|17\nt1|acq(l)|18\n\
+t1|acq(m)|19\nt1|notifyall(m)|20\n",
+    );
+    assert!(!t.has_branches);
+    assert!(found(&t).is_empty());
+    assert!(predictable_deadlocks(&t).is_empty());
+}
+
 #[test]
 fn re_entrant_and_try_acquisitions_never_block() {
     // t2 re-enters b while holding it: the inner acquire is not a request.
