@@ -582,30 +582,25 @@ impl Cx<'_> {
                     self.open_call(site, OpenMode::Hold);
                 }
             }
-            ClassModel::List if index.is_some_and(|i| i >= 0) => {
-                // get(int) after the call, set(int, E) before it: the list's structure
-                // (its size, its array) is read, one element read or written.
-                let (Owner::State(owner, sid), Some(i)) = (owner, index) else {
+            ClassModel::Collection | ClassModel::List | ClassModel::View => {
+                let Owner::State(owner, sid) = owner else {
                     return;
                 };
+                // Reads after the call, writes before it.
                 let write = match (op, before) {
                     (LibOp::Read, false) => false,
                     (LibOp::Write, true) => true,
                     _ => return,
                 };
-                self.plain_state(owner, sid, loc, false);
-                let esid = self.element_static_of_list(kid, o);
-                let v = self.var((owner | ARRAY_VAR, i as u32), esid);
-                let k = if write { Kind::Write } else { Kind::Read };
-                self.emit(k, v, loc, None, false);
-            }
-            ClassModel::Collection | ClassModel::List | ClassModel::View => {
-                if let Owner::State(owner, sid) = owner {
-                    match (op, before) {
-                        (LibOp::Read, false) => self.plain_state(owner, sid, loc, false),
-                        (LibOp::Write, true) => self.plain_state(owner, sid, loc, true),
-                        _ => {}
-                    }
+                // A list's get(int) or set(int, E) reads its structure (its size, its
+                // array) and reads or writes one element.
+                let element = index.filter(|&i| m == ClassModel::List && i >= 0);
+                self.plain_state(owner, sid, loc, write && element.is_none());
+                if let Some(i) = element {
+                    let esid = self.element_static_of_list(kid, o);
+                    let v = self.var((owner | ARRAY_VAR, i as u32), esid);
+                    let k = if write { Kind::Write } else { Kind::Read };
+                    self.emit(k, v, loc, None, false);
                 }
             }
             ClassModel::Synchronized => {
