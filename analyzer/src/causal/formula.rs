@@ -214,6 +214,15 @@ impl<'w, 'g, 'a> Builder<'w, 'g, 'a> {
         self.chain_lit(t, n)
     }
 
+    /// H(e) ∧ c_e: every window read of e's thread up to e, e included, returns its
+    /// recorded value.
+    pub fn history_through(&mut self, e: u32) -> F {
+        let t = self.w.tix[e as usize];
+        let own = matches!(self.w.ev(e).kind, Kind::Read | Kind::VRead);
+        let n = self.w.reads_before[e as usize] + u32::from(own);
+        self.chain_lit(t, n)
+    }
+
     fn chain_lit(&mut self, t: u32, n: u32) -> F {
         if n == 0 {
             return F::True;
@@ -369,6 +378,10 @@ pub fn slice(w: &Window, a: u32, b: u32) -> Option<Vec<u32>> {
                 if w.is_branch_like(e) || (conservative && w.after_read(e)) {
                     need[t] = need[t].max(p);
                 }
+                if let Some(l) = w.join_guard(e).filter(|_| conservative) {
+                    let tl = w.tix[l as usize] as usize;
+                    need[tl] = need[tl].max(w.pos[l as usize] + 1);
+                }
                 if let Some(&r) = w.region_of_acq.get(&e) {
                     entered
                         .entry(w.regions[r as usize].lock)
@@ -501,14 +514,23 @@ pub fn mcm_query(w: &Window, a: u32, b: u32) -> Option<Constraints> {
         } else {
             w.is_branch_like(k)
         };
+        let mut needs = Vec::new();
         if guarded && w.reads_before[k as usize] > 0 {
-            let h = bld.history(k);
+            needs.push(bld.history(k));
+        }
+        // Without recorded branches, the joined thread's last read may decide whether it
+        // ends: a join needs it to return its recorded value.
+        if let Some(l) = w.join_guard(k).filter(|_| conservative) {
+            needs.push(bld.history_through(l));
+        }
+        let need = and(needs);
+        if need != F::True {
             let away = if conservative {
                 F::Lt(Term::Cut, Term::Ev(k))
             } else {
                 out(k)
             };
-            bld.assert(or(vec![away, h]));
+            bld.assert(or(vec![away, need]));
         }
     }
     // M4.

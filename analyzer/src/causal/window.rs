@@ -784,6 +784,28 @@ impl<'g, 'a> Window<'g, 'a> {
         matches!(self.ev(k).kind, Kind::Branch | Kind::Enter | Kind::Exit)
     }
 
+    /// For a `join` event `k`: the joined thread's last event, when it is in the window
+    /// (before `k`).
+    pub fn joined_end(&self, k: u32) -> Option<u32> {
+        let e = self.ev(k);
+        if e.kind != Kind::Join {
+            return None;
+        }
+        let (_, l) = self.g.thread_span(e.target)?;
+        let l = l as usize;
+        (l >= self.start && l < self.start + self.len)
+            .then(|| (l - self.start) as u32)
+            .filter(|&l| l < k)
+    }
+
+    /// Conservative mode: the read a `join` event `k` needs to return its recorded value
+    /// besides its own thread's, the joined thread's last event when it is a read (that
+    /// read may decide whether the thread ends).
+    pub fn join_guard(&self, k: u32) -> Option<u32> {
+        self.joined_end(k)
+            .filter(|&l| matches!(self.ev(l).kind, Kind::Read | Kind::VRead))
+    }
+
     /// Whether the po-predecessor of `k` in the window is a read (conservative M5).
     pub fn after_read(&self, k: u32) -> bool {
         let p = self.pos[k as usize];

@@ -664,16 +664,7 @@ pub fn find_deadlocks(trace: &Trace, keep_schedules: bool, opts: &crate::causal:
                 })
                 .collect();
             if check(&facts, model, &schedule, &threads).is_err() {
-                if !trace.has_branches
-                    && check_with(&facts, model, &schedule, &threads, false).is_ok()
-                {
-                    // The solver's model lets a joined thread end after a read that
-                    // changed; without recorded branches that is not known to happen:
-                    // undecided, not a bug.
-                    found.undecided += 1;
-                } else {
-                    found.invalid += 1;
-                }
+                found.invalid += 1;
                 return false;
             }
             seen.borrow_mut().insert(sig);
@@ -745,25 +736,9 @@ pub fn check(
     schedule: &[usize],
     threads: &[DeadlockThread],
 ) -> Result<(), String> {
-    // Without recorded branches, a read may decide whether its thread ends: a join of a
-    // thread whose read changed proves nothing.
-    check_with(facts, model, schedule, threads, !facts.trace().has_branches)
-}
-
-/// [`check`], with joins guarded by the joined thread's reads or not.
-fn check_with(
-    facts: &Facts,
-    model: Model,
-    schedule: &[usize],
-    threads: &[DeadlockThread],
-    guard_ends: bool,
-) -> Result<(), String> {
-    let end = if guard_ends {
-        facts.validate_prefix_guarding_ends(model, schedule)
-    } else {
-        facts.validate_prefix_model(model, schedule)
-    }
-    .map_err(|e| format!("not a correct reordering: {e:?}"))?;
+    let end = facts
+        .validate_prefix_model(model, schedule)
+        .map_err(|e| format!("not a correct reordering: {e:?}"))?;
     let events = &facts.trace().events;
     let dense = |t: ThreadId| {
         facts

@@ -25,7 +25,10 @@
 //! The value-based models ([`Model`]) serve the solver detectors: in **value** (said) every
 //! read before the pair returns its recorded value (`W-VAL`); in **cf** (mcm) a read may
 //! return another value, which *taints* its thread, and a tainted thread may not run a
-//! `br`, `enter` or `exit` (`W-CF`); writes of a tainted thread carry unknown values. A
+//! `br`, `enter` or `exit` (`W-CF`); writes of a tainted thread carry unknown values. In a
+//! trace without branches (conservative mode) every read may decide what its thread does
+//! next, its ending too: a tainted thread runs nothing more, and a `join` of it may not
+//! run. A
 //! read returns its recorded value when it reads from its recorded writer, itself concrete,
 //! or when the value it reads equals the recorded one ([`value_keys`]: values as recorded,
 //! or per-write tokens in traces without values; a variable starts with the value its first
@@ -108,7 +111,8 @@ pub enum Model {
     Rf,
     /// Every read returns its recorded value (`W-VAL`): said's witnesses.
     Value,
-    /// Reads may change; a thread whose read changed runs no branch (`W-CF`): mcm's.
+    /// Reads may change; a thread whose read changed runs no branch (`W-CF`), and in a
+    /// trace without branches nothing more, nor is it joined: mcm's.
     Cf,
 }
 
@@ -467,17 +471,6 @@ impl<'a> Facts<'a> {
         schedule: &[usize],
     ) -> Result<PrefixEnd, WitnessError> {
         self.validate_prefix_with(Sim::with_model(self, model), schedule)
-    }
-
-    /// [`Facts::validate_prefix_model`] where, besides, a join needs every read of the
-    /// joined thread to have returned its recorded value: in a trace without branches a
-    /// read may decide what its thread does next, its ending too.
-    pub fn validate_prefix_guarding_ends(
-        &self,
-        model: Model,
-        schedule: &[usize],
-    ) -> Result<PrefixEnd, WitnessError> {
-        self.validate_prefix_with(Sim::with_model(self, model).guarding_ends(), schedule)
     }
 
     fn validate_prefix_with(

@@ -24,9 +24,10 @@ pub(super) struct Sim {
     /// the recorded prefix `0..frontier` exactly when both equal).
     ndone: usize,
     frontier: usize,
-    /// Value models: a join needs the joined thread's reads to have returned their
-    /// recorded values ([`Facts::validate_prefix_guarding_ends`]).
-    guard_ends: bool,
+    /// Value models on a trace without branches (conservative mode): every read may
+    /// decide what its thread does next, its ending too, so a thread whose read changed
+    /// runs nothing more and cannot be joined.
+    reads_guard_all: bool,
 }
 
 impl Sim {
@@ -48,7 +49,7 @@ impl Sim {
         self.rmw.clone_from(&other.rmw);
         self.ndone = other.ndone;
         self.frontier = other.frontier;
-        self.guard_ends = other.guard_ends;
+        self.reads_guard_all = other.reads_guard_all;
     }
 
     /// The feasibility model it checks in.
@@ -78,15 +79,8 @@ impl Sim {
             rmw: Vec::new(),
             ndone: 0,
             frontier: 0,
-            guard_ends: false,
+            reads_guard_all: valued && !f.trace.has_branches,
         }
-    }
-
-    /// [`Sim::with_model`] whose joins need the joined thread's reads to have returned
-    /// their recorded values.
-    pub(super) fn guarding_ends(mut self) -> Sim {
-        self.guard_ends = true;
-        self
     }
 
     /// Value models: whether read `i` would return its recorded value now: its value is
@@ -171,6 +165,15 @@ impl Sim {
                             "{} would not return its recorded value {}",
                             f.describe(i),
                             e.value
+                        ),
+                    ));
+                }
+                _ if self.reads_guard_all && self.taint[t] => {
+                    return Err((
+                        Rule::Cf,
+                        format!(
+                            "{}: an earlier read of its thread returned another value than recorded, and without recorded branches that read may decide what the thread does next",
+                            f.describe(i)
                         ),
                     ));
                 }
@@ -329,7 +332,7 @@ impl Sim {
                             ),
                         ));
                     }
-                    if self.guard_ends && self.model != Model::Rf && self.taint[c] {
+                    if self.reads_guard_all && self.taint[c] {
                         return Err((
                             Rule::Cf,
                             format!(

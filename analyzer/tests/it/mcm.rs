@@ -382,3 +382,43 @@ fn a_lock_models_valueless_reads_force_their_writer() {
         assert!(stats.forced > 0, "{policy:?}: {stats:?}");
     }
 }
+
+/// Without recorded branches, a read may decide whether its thread ends (it may spin on
+/// `y`): t1 writes `z` only after joining t2, whose last read of `y` returns t3's write,
+/// made after t3's own write of `z`. For the two writes of `z` to meet, t2's read must
+/// return the initial value, and then nothing says t2 ends: no race. With branches
+/// recorded and none after t2's read, t2 ends whatever it reads: the race is real, and
+/// mcm (and rdit) find it. The deadlock detector asks the same cut query.
+#[test]
+fn a_join_needs_the_joined_threads_last_read_when_branches_are_not_recorded() {
+    let body = "t1|fork(t2)|1\nt1|fork(t3)|2\nt3|w(z,1)|3\nt3|w(y,1)|4\nt2|r(y,1)|5\n\
+t1|join(t2)|6\nt1|w(z,2)|7\n";
+    let without = parse(body);
+    assert!(!without.has_branches);
+    let with = parse(&format!("t1|br|0\n{body}"));
+    assert!(with.has_branches);
+    for d in ["mcm", "rdit"] {
+        assert_eq!(run_detector(&without, d), set(&["y:(4,5)"]), "{d}");
+        assert_eq!(run_detector(&with, d), set(&["y:(4,5)", "z:(3,7)"]), "{d}");
+    }
+    // The validator says why such a schedule is refused.
+    let facts = Facts::new(&without);
+    let err = facts
+        .validate_race_model(Model::Cf, 2, 6, &[0, 1, 4, 5, 2, 6])
+        .unwrap_err();
+    let facts = Facts::new(&with);
+    facts
+        .validate_race_model(Model::Cf, 3, 7, &[0, 1, 2, 5, 6, 3, 7])
+        .unwrap();
+    // Decided by the formula, not by a refused witness.
+    for t in [&without, &with] {
+        let mut sink = RaceSink::new();
+        let stats = causal::run(&t.events, Policy::Mcm, &Options::default(), None, &mut sink);
+        assert_eq!(
+            (stats.unknown, stats.invalid_witnesses),
+            (0, 0),
+            "{stats:?}"
+        );
+    }
+    assert_eq!(err.rule, Rule::Cf, "{err:?}");
+}

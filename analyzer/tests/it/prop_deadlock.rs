@@ -165,8 +165,8 @@ t1|rel(m)|11\nt1|rel(l)|12\n",
 /// Without recorded branches, a read may decide whether its thread ends. Here t1 can take
 /// l only after joining t2, and t2's last read of y returns t3's write, made while t3
 /// holds l: for t3 to be stuck requesting l, t2's read must return another value, and
-/// then nothing says t2 ends. The solver's model (a thread's end is not guarded by its
-/// reads) found the m/l cycle; the check refuses the join, and it is not reported.
+/// then nothing says t2 ends. mcm's cut query once found the m/l cycle (a thread's end
+/// was not guarded by its reads); now the query, and the validator, need that read.
 /// (Found with `JRACE_PROP_SEED=13`, seed 4818.)
 #[test]
 fn a_join_needs_the_joined_threads_reads_when_branches_are_not_recorded() {

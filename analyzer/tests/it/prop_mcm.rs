@@ -291,11 +291,15 @@ impl<'a> Oracle<'a> {
                         None => self.pins[&i].iter().all(|&p| self.done(s, p)),
                     }
             }
+            // Conservative mode: a thread whose (last) read changed may not end.
             Kind::Join => self
                 .threads
                 .iter()
-                .find(|th| self.ev[th[0]].thread == e.target)
-                .is_none_or(|th| th.iter().all(|&j| self.done(s, j))),
+                .position(|th| self.ev[th[0]].thread == e.target)
+                .is_none_or(|c| {
+                    self.threads[c].iter().all(|&j| self.done(s, j))
+                        && !(self.conservative && s.taint[c])
+                }),
             _ => true,
         }
     }
