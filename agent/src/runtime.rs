@@ -413,6 +413,18 @@ struct Java {
     array_base: jmethodID,
     array_base_long: bool,
     array_scale: jmethodID,
+    /// List iterators whose element at each step the recorder names ([`models`]):
+    /// `ArrayList$Itr` (also its `ListItr`) with its `lastRet` and list, `LinkedList$ListItr`
+    /// with its `nextIndex`, `lastReturned`, `next` and list. Null when missing (such an
+    /// iterator then reads its list's `$state` only).
+    array_itr: jclass,
+    array_itr_last: jfieldID,
+    array_itr_list: jfieldID,
+    linked_itr: jclass,
+    linked_itr_index: jfieldID,
+    linked_itr_last: jfieldID,
+    linked_itr_next: jfieldID,
+    linked_itr_list: jfieldID,
 }
 
 pub struct Agent {

@@ -241,6 +241,36 @@ impl Agent {
         let condition =
             class("java/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject")?;
         let rw_sync = "Ljava/util/concurrent/locks/ReentrantReadWriteLock$Sync;";
+        // Optional classes: null when missing, with every field of theirs.
+        let optional = |name: &str, fields: &[(&str, &str)]| -> (jclass, Vec<jfieldID>) {
+            let none = (
+                std::ptr::null_mut(),
+                vec![std::ptr::null_mut(); fields.len()],
+            );
+            let Ok(k) = class(name) else {
+                return none;
+            };
+            let ids: Vec<jfieldID> = fields.iter().map(|(n, s)| field(k, n, s)).collect();
+            if ids.iter().any(|f| f.is_null()) {
+                jni!(env, DeleteGlobalRef, k);
+                return none;
+            }
+            (k, ids)
+        };
+        let (array_itr, ai) = optional(
+            "java/util/ArrayList$Itr",
+            &[("lastRet", "I"), ("this$0", "Ljava/util/ArrayList;")],
+        );
+        let node = "Ljava/util/LinkedList$Node;";
+        let (linked_itr, li) = optional(
+            "java/util/LinkedList$ListItr",
+            &[
+                ("nextIndex", "I"),
+                ("lastReturned", node),
+                ("next", node),
+                ("this$0", "Ljava/util/LinkedList;"),
+            ],
+        );
         let java = Java {
             thread_class,
             get_id: method(thread_class, "getId", "()J", false)?,
@@ -304,6 +334,14 @@ impl Agent {
                 "(Ljava/lang/Class;)I",
                 false,
             )?,
+            array_itr,
+            array_itr_last: ai[0],
+            array_itr_list: ai[1],
+            linked_itr,
+            linked_itr_index: li[0],
+            linked_itr_last: li[1],
+            linked_itr_next: li[2],
+            linked_itr_list: li[3],
         };
         if self.opts.replay.is_some() {
             // A replay orders threads by its schedule; a stripe lock held by a thread it

@@ -487,6 +487,67 @@ impl Cx<'_> {
         (!found.is_null()).then_some(found)
     }
 
+    /// The element of its list that iterator `o` touches in this call, as the list's
+    /// `get(int)`/`set(int, E)` name it: after `next()` or `previous()` the one it returned,
+    /// before `set(E)` the one it replaces; `(CLASS.$element of the list, index)`. Only
+    /// for the iterators of `ArrayList` and `LinkedList` (also of the program's
+    /// subclasses); `None` for any other call or iterator, which then reads or writes the
+    /// list's `$state` alone.
+    unsafe fn iterator_element(
+        &mut self,
+        o: jobject,
+        name: &str,
+        before: bool,
+    ) -> Option<(u32, i32)> {
+        let step = match (name, before) {
+            ("next" | "previous", false) | ("set", true) => name,
+            _ => return None,
+        };
+        let java = self.a.java.get()?;
+        let env = self.env;
+        let is = |k: jclass| !k.is_null() && jni!(env, IsInstanceOf, o, k) != 0;
+        let (list, index) = if is(java.array_itr) {
+            // `lastRet`: the index next() or previous() returned, which set(E) replaces.
+            let i = jni!(env, GetIntField, o, java.array_itr_last);
+            (jni!(env, GetObjectField, o, java.array_itr_list), i)
+        } else if is(java.linked_itr) {
+            let n = jni!(env, GetIntField, o, java.linked_itr_index);
+            let i = match step {
+                "next" => n - 1,
+                "previous" => n,
+                _ => {
+                    // After previous() the returned node is also the next one.
+                    let last = jni!(env, GetObjectField, o, java.linked_itr_last);
+                    let next = jni!(env, GetObjectField, o, java.linked_itr_next);
+                    let i = if last.is_null() {
+                        -1
+                    } else if jni!(env, IsSameObject, last, next) != 0 {
+                        n
+                    } else {
+                        n - 1
+                    };
+                    for r in [last, next] {
+                        if !r.is_null() {
+                            jni!(env, DeleteLocalRef, r);
+                        }
+                    }
+                    i
+                }
+            };
+            (jni!(env, GetObjectField, o, java.linked_itr_list), i)
+        } else {
+            return None;
+        };
+        if list.is_null() {
+            return None;
+        }
+        let (m, kid) = self.model_of(list);
+        let found = (m == ClassModel::List && index >= 0)
+            .then(|| (self.element_static_of_list(kid, list), index));
+        jni!(env, DeleteLocalRef, list);
+        found
+    }
+
     /// A call of the program on a library object ([`CallOp::Library`]).
     /// `index`: the index argument of a list's `get(int)` or `set(int, E)`.
     pub(super) unsafe fn library(
@@ -592,12 +653,17 @@ impl Cx<'_> {
                     (LibOp::Write, true) => true,
                     _ => return,
                 };
-                // A list's get(int) or set(int, E) reads its structure (its size, its
-                // array) and reads or writes one element.
-                let element = index.filter(|&i| m == ClassModel::List && i >= 0);
+                // A list's get(int) or set(int, E), and a step or a set of its
+                // iterator, read its structure (its size, its array) and read or write
+                // one element.
+                let element = match m {
+                    ClassModel::List => index
+                        .filter(|&i| i >= 0)
+                        .map(|i| (self.element_static_of_list(kid, o), i)),
+                    _ => self.iterator_element(o, name, before),
+                };
                 self.plain_state(owner, sid, loc, write && element.is_none());
-                if let Some(i) = element {
-                    let esid = self.element_static_of_list(kid, o);
+                if let Some((esid, i)) = element {
                     let v = self.var((owner | ARRAY_VAR, i as u32), esid);
                     let k = if write { Kind::Write } else { Kind::Read };
                     self.emit(k, v, loc, None, false);

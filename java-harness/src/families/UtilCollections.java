@@ -34,6 +34,16 @@ import java.util.Map;
 //   the same for a LinkedList's elements
 // NORACE: java.util.LinkedList.$state @linkA @linkB
 //   and its structure
+// RACE: java.util.ArrayList.$element @walkSetA @walkB
+//   worker A sets an element of `walk` while worker B iterates over it (for-each): each
+//   step of an iterator reads the element it returns
+// RACE: java.util.LinkedList.$element @linkWalkSetA @linkWalkB
+//   the same with a LinkedList's list iterator
+// NORACE: java.util.ArrayList.$element @itSetA @itSetB
+//   each worker replaces its own element of `cells` through a list iterator (set(E)
+//   after next()): different elements
+// NORACE: java.util.ArrayList.$state @itSetA @itSetB
+//   replacing an element through an iterator does not change the list's structure
 public class UtilCollections {
     static final Object lock = new Object();
     static final List<Integer> racy = new ArrayList<>();
@@ -43,11 +53,19 @@ public class UtilCollections {
     static int sizeSeen;
     static final List<Integer> slots = new ArrayList<>();
     static final List<String> links = new java.util.LinkedList<>(List.of("a", "b"));
+    static final List<String> walk = new ArrayList<>(List.of("a", "b", "c"));
+    static final List<String> linkWalk = new java.util.LinkedList<>(List.of("a", "b", "c"));
+    static final List<String> cells = new ArrayList<>(List.of("a", "b", "c"));
 
     static void workerA() {
         slots.set(0, 10); // @slotA
         links.set(0, "x"); // @linkA
         slots.set(2, 12); // @shareSetA
+        walk.set(1, "x"); // @walkSetA
+        linkWalk.set(1, "x"); // @linkWalkSetA
+        java.util.ListIterator<String> ita = cells.listIterator();
+        ita.next();
+        ita.set("A"); // @itSetA
         racy.add(1); // @addA
         racyMap.put("a", 1); // @putA
         int k = config.get("k"); // @sharedGetA
@@ -62,6 +80,13 @@ public class UtilCollections {
         slots.set(1, 11); // @slotB
         links.set(1, "y"); // @linkB
         int shared = slots.get(2); // @shareGetB
+        for (String w : walk) sizeSeen += w.length(); // @walkB
+        for (java.util.Iterator<String> it = linkWalk.listIterator(); it.hasNext(); ) {
+            sizeSeen += it.next().length(); // @linkWalkB
+        }
+        java.util.ListIterator<String> itb = cells.listIterator(2);
+        itb.next();
+        itb.set("B"); // @itSetB
         int n = racy.size() + (shared & 0); // @sizeB
         racyMap.put("b", 2); // @putB
         int k = config.get("k"); // @sharedGetB
