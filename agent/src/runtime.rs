@@ -425,6 +425,14 @@ struct Java {
     linked_itr_last: jfieldID,
     linked_itr_next: jfieldID,
     linked_itr_list: jfieldID,
+    /// Sublists whose `get(int)`/`set(int, E)` the recorder maps to their list's element:
+    /// `ArrayList$SubList` and `AbstractList$SubList` (a `LinkedList`'s), with their
+    /// `root`, `offset` (from the root's start, also for a sublist of a sublist) and
+    /// `size`. Null when missing.
+    array_sub: jclass,
+    array_sub_fields: [jfieldID; 3],
+    abstract_sub: jclass,
+    abstract_sub_fields: [jfieldID; 3],
 }
 
 pub struct Agent {

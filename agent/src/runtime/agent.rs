@@ -261,6 +261,14 @@ impl Agent {
             "java/util/ArrayList$Itr",
             &[("lastRet", "I"), ("this$0", "Ljava/util/ArrayList;")],
         );
+        let sub = |name: &str, root: &str| -> (jclass, [jfieldID; 3]) {
+            let (k, f) = optional(name, &[("root", root), ("offset", "I"), ("size", "I")]);
+            (k, [f[0], f[1], f[2]])
+        };
+        let (array_sub, array_sub_fields) =
+            sub("java/util/ArrayList$SubList", "Ljava/util/ArrayList;");
+        let (abstract_sub, abstract_sub_fields) =
+            sub("java/util/AbstractList$SubList", "Ljava/util/AbstractList;");
         let node = "Ljava/util/LinkedList$Node;";
         let (linked_itr, li) = optional(
             "java/util/LinkedList$ListItr",
@@ -342,6 +350,10 @@ impl Agent {
             linked_itr_last: li[1],
             linked_itr_next: li[2],
             linked_itr_list: li[3],
+            array_sub,
+            array_sub_fields,
+            abstract_sub,
+            abstract_sub_fields,
         };
         if self.opts.replay.is_some() {
             // A replay orders threads by its schedule; a stripe lock held by a thread it

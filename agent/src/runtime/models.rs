@@ -487,25 +487,44 @@ impl Cx<'_> {
         (!found.is_null()).then_some(found)
     }
 
-    /// The element of its list that iterator `o` touches in this call, as the list's
-    /// `get(int)`/`set(int, E)` name it: after `next()` or `previous()` the one it returned,
-    /// before `set(E)` the one it replaces; `(CLASS.$element of the list, index)`. Only
-    /// for the iterators of `ArrayList` and `LinkedList` (also of the program's
-    /// subclasses); `None` for any other call or iterator, which then reads or writes the
-    /// list's `$state` alone.
-    unsafe fn iterator_element(
+    /// The element of its list that view `o` touches in this call, as the list's
+    /// `get(int)`/`set(int, E)` name it: a sublist's `get(int)`/`set(int, E)` (`index`)
+    /// the one at its offset plus the index (within its size); an iterator's `next()` or
+    /// `previous()` (after it) the one it returned, its `set(E)` (before it) the one it
+    /// replaces; `(CLASS.$element of the list, index)`. Only for the sublists and
+    /// iterators of `ArrayList` and `LinkedList` (also of the program's subclasses);
+    /// `None` for any other call or view, which then reads or writes the list's `$state`
+    /// alone.
+    unsafe fn view_element(
         &mut self,
         o: jobject,
         name: &str,
         before: bool,
+        index: Option<i32>,
     ) -> Option<(u32, i32)> {
+        let java = self.a.java.get()?;
+        let env = self.env;
+        let is = |k: jclass| !k.is_null() && jni!(env, IsInstanceOf, o, k) != 0;
+        if let Some(i) = index {
+            let [root, offset, size] = if is(java.array_sub) {
+                java.array_sub_fields
+            } else if is(java.abstract_sub) {
+                java.abstract_sub_fields
+            } else {
+                return None;
+            };
+            // Out of range, the call throws: no element.
+            if i < 0 || i >= jni!(env, GetIntField, o, size) {
+                return None;
+            }
+            let at = jni!(env, GetIntField, o, offset).checked_add(i)?;
+            let list = jni!(env, GetObjectField, o, root);
+            return self.list_element(list, at);
+        }
         let step = match (name, before) {
             ("next" | "previous", false) | ("set", true) => name,
             _ => return None,
         };
-        let java = self.a.java.get()?;
-        let env = self.env;
-        let is = |k: jclass| !k.is_null() && jni!(env, IsInstanceOf, o, k) != 0;
         let (list, index) = if is(java.array_itr) {
             // `lastRet`: the index next() or previous() returned, which set(E) replaces.
             let i = jni!(env, GetIntField, o, java.array_itr_last);
@@ -538,6 +557,13 @@ impl Cx<'_> {
         } else {
             return None;
         };
+        self.list_element(list, index)
+    }
+
+    /// Element `index` of `list` (a local reference, deleted here) when it is a
+    /// [`ClassModel::List`]: `(CLASS.$element, index)`.
+    unsafe fn list_element(&mut self, list: jobject, index: i32) -> Option<(u32, i32)> {
+        let env = self.env;
         if list.is_null() {
             return None;
         }
@@ -660,7 +686,7 @@ impl Cx<'_> {
                     ClassModel::List => index
                         .filter(|&i| i >= 0)
                         .map(|i| (self.element_static_of_list(kid, o), i)),
-                    _ => self.iterator_element(o, name, before),
+                    _ => self.view_element(o, name, before, index),
                 };
                 self.plain_state(owner, sid, loc, write && element.is_none());
                 if let Some((esid, i)) = element {

@@ -44,6 +44,17 @@ import java.util.Map;
 //   after next()): different elements
 // NORACE: java.util.ArrayList.$state @itSetA @itSetB
 //   replacing an element through an iterator does not change the list's structure
+// NORACE: java.util.ArrayList.$element @subA @subB
+//   each worker fills its own half of `halves` through a sublist (set(int, E)): the
+//   sublist's index counts from its offset in the list
+// NORACE: java.util.ArrayList.$state @subA @subB
+//   and the list's structure does not change
+// NORACE: java.util.ArrayList.$element @subA @subSubB
+//   nor through a sublist of a sublist (its offset counts from the list's start)
+// RACE: java.util.ArrayList.$element @subShareA @subShareB
+//   worker A sets element 1 of `halves` through a sublist, worker B reads it from the list
+// NORACE: java.util.LinkedList.$element @linkSubA @linkSubB
+//   the same halves of a LinkedList through its sublists
 public class UtilCollections {
     static final Object lock = new Object();
     static final List<Integer> racy = new ArrayList<>();
@@ -56,6 +67,8 @@ public class UtilCollections {
     static final List<String> walk = new ArrayList<>(List.of("a", "b", "c"));
     static final List<String> linkWalk = new java.util.LinkedList<>(List.of("a", "b", "c"));
     static final List<String> cells = new ArrayList<>(List.of("a", "b", "c"));
+    static final List<Integer> halves = new ArrayList<>(List.of(0, 0, 0, 0));
+    static final List<Integer> linkHalves = new java.util.LinkedList<>(List.of(0, 0, 0, 0));
 
     static void workerA() {
         slots.set(0, 10); // @slotA
@@ -66,6 +79,10 @@ public class UtilCollections {
         java.util.ListIterator<String> ita = cells.listIterator();
         ita.next();
         ita.set("A"); // @itSetA
+        List<Integer> mine = halves.subList(0, 2);
+        mine.set(0, 1); // @subA
+        mine.set(1, 1); // @subShareA
+        linkHalves.subList(0, 2).set(1, 1); // @linkSubA
         racy.add(1); // @addA
         racyMap.put("a", 1); // @putA
         int k = config.get("k"); // @sharedGetA
@@ -87,6 +104,11 @@ public class UtilCollections {
         java.util.ListIterator<String> itb = cells.listIterator(2);
         itb.next();
         itb.set("B"); // @itSetB
+        List<Integer> theirs = halves.subList(2, 4);
+        theirs.set(0, 2); // @subB
+        theirs.subList(1, 2).set(0, 2); // @subSubB
+        sizeSeen += halves.get(1); // @subShareB
+        linkHalves.subList(2, 4).set(0, 2); // @linkSubB
         int n = racy.size() + (shared & 0); // @sizeB
         racyMap.put("b", 2); // @putB
         int k = config.get("k"); // @sharedGetB
