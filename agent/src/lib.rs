@@ -49,11 +49,13 @@ static UNSAFE_CLASS: &[u8] = include_bytes!(env!("JRACE_UNSAFE_CLASS"));
 static CAN_RETRANSFORM: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Sites allocated by the instrumenter go straight into the agent's table.
-struct AgentSites(&'static Agent);
+/// Where the instrumenter's sites go: the agent's table, with the definition of the class
+/// they are in (`u32::MAX` for the JDK's classes).
+struct AgentSites(&'static Agent, u32);
 
 impl sites::SiteSink for AgentSites {
     fn site(&mut self, site: sites::Site) -> i32 {
-        self.0.add_site(site)
+        self.0.add_site(site, self.1)
     }
 }
 
@@ -444,7 +446,7 @@ unsafe extern "C" fn thread_end(_jv: *mut jvmtiEnv, _env: *mut JNIEnv, _thread: 
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn class_file_load_hook(
     jv: *mut jvmtiEnv,
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     class_being_redefined: jclass,
     loader: jobject,
     name: *const c_char,
@@ -521,7 +523,12 @@ unsafe extern "C" fn class_file_load_hook(
             globals: !a.opts.bp_globals.is_empty(),
         };
         let bp = a.opts.barrier.then_some(&bp);
-        let out = instrument::instrument_with(bytes, &opts, bp, &fields, &mut AgentSites(a));
+        // Which definition of its name this class is (a class defined by two loaders).
+        let def = match name.as_deref() {
+            Some(n) if !env.is_null() => a.note_definition(env, n, loader),
+            _ => u32::MAX,
+        };
+        let out = instrument::instrument_with(bytes, &opts, bp, &fields, &mut AgentSites(a, def));
         if a.opts.barrier {
             a.stats
                 .bp
@@ -597,7 +604,8 @@ fn instrument_jdk_class(
             jdk: true,
             quiet_only,
         };
-        let out = instrument::instrument_with(bytes, &opts, None, fields, &mut AgentSites(a));
+        let out =
+            instrument::instrument_with(bytes, &opts, None, fields, &mut AgentSites(a, u32::MAX));
         a.stats
             .instrument_nanos
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -622,7 +630,7 @@ fn instrument_jdk_class(
         match jdkhooks::hook_class(
             name,
             current.as_deref().unwrap_or(bytes),
-            &mut AgentSites(a),
+            &mut AgentSites(a, u32::MAX),
         ) {
             Ok(Some(nb)) => current = Some(nb),
             Ok(None) => {}

@@ -63,6 +63,7 @@ use std::time::Instant;
 mod access;
 mod agent;
 mod barrier;
+mod defs;
 mod emit;
 mod hooks;
 mod identity;
@@ -101,6 +102,8 @@ pub struct SiteEntry {
     /// Bit t: thread t (< 64) is past the class-initialization edge of this site's field
     /// ([`Cx::class_init_edge`]): a bit test instead of a look-up per access.
     init_seen: AtomicU64,
+    /// The definition of the class the site is in ([`defs`]; `NO_DEF` for the JDK's).
+    def: u32,
 }
 
 /// What a site records, decided at its first execution (when the classes it names are
@@ -445,6 +448,8 @@ pub struct Agent {
     names: Mutex<Names>,
     vars: VarTable,
     classes: Mutex<FxHashMap<String, ClassInfo>>,
+    /// Classes defined by more than one loader ([`defs`]).
+    defs: Mutex<defs::ClassDefs>,
     threads: Mutex<Vec<Arc<Mutex<ThreadState>>>>,
     tag_lock: Mutex<()>,
     next_ids: AtomicU64,

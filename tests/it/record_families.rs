@@ -109,6 +109,7 @@ families! {
     family_finalizers => "Finalizers",
     family_runner_subclasses => "Runners",
     family_fences => "Fences",
+    family_class_loaders => "ClassLoaders",
 }
 
 #[test]

@@ -37,6 +37,7 @@ impl Agent {
             names: Mutex::new(names),
             vars: VarTable::new(),
             classes: Mutex::new(FxHashMap::default()),
+            defs: Mutex::default(),
             threads: Mutex::new(Vec::new()),
             tag_lock: Mutex::new(()),
             next_ids: AtomicU64::new(1),
@@ -76,11 +77,13 @@ impl Agent {
     }
 
     /// Registers a site: interns its location (writing the record) and returns its id.
-    pub fn add_site(&self, site: Site) -> i32 {
+    /// Registers a site of a class of definition `def` ([`defs`]; `u32::MAX`: a JDK class).
+    pub fn add_site(&self, site: Site, def: u32) -> i32 {
         let loc = self.intern_loc(site.loc.clone());
         if let SiteKind::ClassInit = site.kind {
+            let marker = self.init_marker_name(&site.loc.class, def);
             let mut n = lock(&self.names);
-            let m = intern_static(self, &mut n, &format!("{}.<clinit>", site.loc.class));
+            let m = intern_static(self, &mut n, &marker);
             n.clinit_classes.insert(m);
         }
         self.sites
@@ -90,8 +93,18 @@ impl Agent {
                 resolved: OnceLock::new(),
                 stack_seen: AtomicU64::new(0),
                 init_seen: AtomicU64::new(0),
+                def,
             })
             .unwrap_or(-1)
+    }
+
+    /// The static name of the initialization marker of class `dotted` of definition `def`
+    /// (`CLASS.<clinit>`, `CLASS#k.<clinit>` for its k-th definition).
+    pub(super) fn init_marker_name(&self, dotted: &str, def: u32) -> String {
+        format!(
+            "{}.<clinit>",
+            defs::class_display(dotted, self.own_ordinal(def))
+        )
     }
 
     /// Interns a location by its display token (`File.java:LINE`, else

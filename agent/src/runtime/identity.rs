@@ -149,7 +149,8 @@ impl Cx<'_> {
     }
 
     pub(super) fn resolve(&self, e: &'static SiteEntry) -> Resolved {
-        *e.resolved.get_or_init(|| resolve_site(self.a, &e.site))
+        *e.resolved
+            .get_or_init(|| unsafe { resolve_site(self.a, self.env, e) })
     }
 
     // --- accesses ---

@@ -322,9 +322,10 @@ pub(super) unsafe extern "C" fn clinit(env: Env, _: jclass, site: jint) {
     hook(env, site, |cx| {
         let Some(e) = cx.site(site) else { return };
         let a = cx.a;
+        let marker = a.init_marker_name(&e.site.loc.class, e.def);
         let m = {
             let mut n = lock(&a.names);
-            intern_static(a, &mut n, &format!("{}.<clinit>", e.site.loc.class))
+            intern_static(a, &mut n, &marker)
         };
         let v = cx.field_var(0, m);
         cx.t.seen_init.insert(m);

@@ -37,7 +37,11 @@ pub(super) fn signature_to_name(sig: &str) -> String {
     base + &"[]".repeat(dims)
 }
 
-pub(super) fn resolve_site(a: &Agent, site: &Site) -> Resolved {
+/// # Safety
+/// `env` is the calling thread's JNI environment (or null: no class defined twice is told
+/// apart).
+pub(super) unsafe fn resolve_site(a: &Agent, env: *mut JNIEnv, e: &SiteEntry) -> Resolved {
+    let site = &e.site;
     match &site.kind {
         SiteKind::FieldRead { owner, name, .. }
         | SiteKind::FieldWrite { owner, name, .. }
@@ -58,7 +62,13 @@ pub(super) fn resolve_site(a: &Agent, site: &Site) -> Resolved {
             if is_final && !is_static {
                 return Resolved::Skip;
             }
-            let class = decl.replace('/', ".");
+            // The definition the site's class sees, when the class is defined twice.
+            let ordinal = if env.is_null() || e.def == defs::NO_DEF {
+                0
+            } else {
+                a.ordinal_seen(env, &decl, e.def)
+            };
+            let class = defs::class_display(&decl.replace('/', "."), ordinal);
             let mut n = lock(&a.names);
             let static_id = intern_static(a, &mut n, &format!("{class}.{name}"));
             let marker = n.statics.get(&format!("{class}.<clinit>")).copied();
