@@ -110,6 +110,7 @@ families! {
     family_runner_subclasses => "Runners",
     family_fences => "Fences",
     family_class_loaders => "ClassLoaders",
+    family_nested_calls_from_callbacks => "Callbacks",
 }
 
 #[test]

@@ -134,6 +134,9 @@ pub enum CutReason {
     /// The JVM exited (`System.exit`, or the last non-daemon thread ended) while these
     /// threads were still running: their events after that point are not in the trace.
     Exit,
+    /// The recorder stopped on an error of its own (events it would have written out of
+    /// order).
+    InternalError,
 }
 
 impl CutReason {
@@ -144,6 +147,7 @@ impl CutReason {
             CutReason::WriteError => "write_error",
             CutReason::Killed => "killed",
             CutReason::Exit => "exit",
+            CutReason::InternalError => "internal_error",
         }
     }
 
@@ -160,6 +164,9 @@ impl CutReason {
                 "the JVM ended before the recorder finished the trace (killed or crashed)"
             }
             CutReason::Exit => "the JVM exited while threads were still running",
+            CutReason::InternalError => {
+                "recording stopped on an internal error of the recorder (a bug in jrace: please report it)"
+            }
         }
     }
 }

@@ -153,8 +153,15 @@ impl Cx<'_> {
             }
             if let Err(err) = log.append(s, e) {
                 self.t.log = None;
+                // The log refuses a stamp below its last only when the recorder wrote
+                // its events out of order: its own bug, not the disk's.
+                let reason = if err.kind() == std::io::ErrorKind::InvalidInput {
+                    "internal_error"
+                } else {
+                    "write_error"
+                };
                 a.cut(
-                    "write_error",
+                    reason,
                     &format!(
                         "thread {}: {err}: recording stopped, the program goes on",
                         self.t.tid

@@ -127,6 +127,13 @@ impl Cx<'_> {
 
     /// Opens a modelled call (after its own `before` events were written).
     pub(super) fn open_call(&mut self, site: i32, mode: OpenMode) {
+        // The program calls from inside open calls (a callback: a mapping function of
+        // `computeIfAbsent`, a thread factory of a pool): what they held back happened
+        // before this call, and goes first (a nested call, closed first, would otherwise
+        // write its events before theirs).
+        if !self.jdk && !self.t.open_calls.is_empty() {
+            self.close_open_calls();
+        }
         if self.t.open_calls.len() < 64 {
             self.t.open_calls.push(OpenCall {
                 site,

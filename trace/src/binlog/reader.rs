@@ -658,6 +658,7 @@ impl EventSource for TraceReader {
         let unfinished = self.meta_unfinished || self.streams.iter().any(|s| s.unfinished);
         let reason = match self.meta.get(META_CUT).map(String::as_str) {
             Some("write_error") => CutReason::WriteError,
+            Some("internal_error") => CutReason::InternalError,
             Some(_) => CutReason::SizeLimit,
             None if unfinished => CutReason::Killed,
             None => {

@@ -768,6 +768,12 @@ fn truncation_says_why_a_trace_was_cut() {
             false,
             Some(CutReason::WriteError),
         ),
+        (
+            "internal-error",
+            vec![agent, ("cut", "internal_error")],
+            false,
+            Some(CutReason::InternalError),
+        ),
     ];
     let tmp = tempfile::tempdir().unwrap();
     for (name, meta, ends, want) in cases {
