@@ -55,6 +55,21 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
         )
 }
 
+/// JDK classes whose monitors the program's own code may run under: streams and writers
+/// (`PrintStream.println` holds the stream while it writes to the program's
+/// `OutputStream`; a `Writer` holds its `lock`), `java.util.logging` (a `StreamHandler`
+/// holds itself while it calls the program's `Formatter`), `Properties` (its `load` and
+/// `store` hold it while they read or write the program's stream). Instrumented in JDK mode
+/// like [`is_jdk_sync_class`]'s, but their monitors are recorded as locks only (no
+/// `$monitor` order, [`crate::runtime`]): their critical sections may be reordered as the
+/// program's may, so a race around a `println` stays predictable, while the program's
+/// accesses inside them are protected by them.
+pub fn locks_only_class(name: &str) -> bool {
+    (name.starts_with("java/io/") && !name.starts_with("java/io/Piped"))
+        || name.starts_with("java/util/logging/")
+        || name == "java/util/Properties"
+}
+
 /// JDK methods whose synchronization is the JVM's business, not the program's: class
 /// loading and definition (the loaders' `ConcurrentHashMap`s), the linkage of
 /// `invokedynamic` and method handle constants, `MethodType` interning and a

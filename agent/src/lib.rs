@@ -312,8 +312,17 @@ unsafe fn retransform_jdk_classes(jv: *mut jvmtiEnv, env: *mut JNIEnv, a: &Agent
         }
     }
     jvmti!(jv, Deallocate, classes as *mut u8);
+    // All at once (one VM operation: a few dozen classes one by one cost the start-up
+    // tens of milliseconds); if the JVM refuses, one at a time, so that a class it refuses
+    // does not keep the others unrecorded.
+    let all = jvmti!(jv, RetransformClasses, todo.len() as jint, todo.as_ptr());
+    if all == 0 {
+        for k in todo {
+            jni!(env, DeleteLocalRef, k);
+        }
+        return;
+    }
     for k in todo {
-        // One at a time: a class the JVM refuses does not keep the others unrecorded.
         let r = jvmti!(jv, RetransformClasses, 1, &k);
         if r != 0 {
             let sig = runtime::class_signature(jv, k).unwrap_or_default();
@@ -581,6 +590,7 @@ unsafe extern "C" fn class_file_load_hook(
 /// quiet methods, or for the executor hooks of [`jdkhooks`].
 fn jdk_class(name: &str) -> bool {
     jdksync::is_jdk_sync_class(name)
+        || jdksync::locks_only_class(name)
         || jdksync::quiet_only_class(name)
         || jdkhooks::HOOKED.contains(&name)
 }
@@ -595,7 +605,7 @@ fn instrument_jdk_class(
 ) -> Option<Vec<u8>> {
     let mut current: Option<Vec<u8>> = None;
     let quiet_only = jdksync::quiet_only_class(name);
-    if jdksync::is_jdk_sync_class(name) || quiet_only {
+    if jdksync::is_jdk_sync_class(name) || jdksync::locks_only_class(name) || quiet_only {
         let t0 = std::time::Instant::now();
         let opts = instrument::Options {
             branches: false,

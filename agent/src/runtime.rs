@@ -104,6 +104,9 @@ pub struct SiteEntry {
     init_seen: AtomicU64,
     /// The definition of the class the site is in ([`defs`]; `NO_DEF` for the JDK's).
     def: u32,
+    /// A site of a JDK class whose monitors are locks only
+    /// ([`crate::jdksync::locks_only_class`]).
+    locks_only: bool,
 }
 
 /// What a site records, decided at its first execution (when the classes it names are
@@ -579,6 +582,10 @@ pub struct ThreadState {
     last: u64,
     /// Monitors and locks held: object -> (re-entrancy count, lock id).
     held: FxHashMap<u64, (u32, u32)>,
+    /// Monitors of locks-only JDK classes taken and not written yet (object, lock id,
+    /// location): written right before the thread's next event, dropped with their exit
+    /// when nothing happened inside ([`Cx::monitor_enter`]).
+    lazy_locks: Vec<(u64, u32, u32)>,
     /// A `wait` whose `wake` is not recorded yet (the wait ended by an exception).
     pending_wake: Option<u32>,
     /// Monitors of the synchronized methods on the stack, innermost last.
@@ -743,6 +750,8 @@ struct Cx<'a> {
     /// The hook's site is in a JDK class instrumented for its synchronization only: its
     /// events may be dropped or held back by a modelled call ([`ordered`]).
     jdk: bool,
+    /// ... of a class whose monitors are locks only ([`SiteEntry::locks_only`]).
+    jdk_locks_only: bool,
     /// The thread is inside a quiet JDK method: JDK events are not recorded.
     quiet: bool,
     /// What the monitor being entered is, when its site knows: names the lock if this is

@@ -111,6 +111,7 @@ families! {
     family_fences => "Fences",
     family_class_loaders => "ClassLoaders",
     family_nested_calls_from_callbacks => "Callbacks",
+    family_jdk_monitors => "JdkMonitors",
 }
 
 #[test]

@@ -80,6 +80,8 @@ impl Agent {
     /// Registers a site of a class of definition `def` ([`defs`]; `u32::MAX`: a JDK class).
     pub fn add_site(&self, site: Site, def: u32) -> i32 {
         let loc = self.intern_loc(site.loc.clone());
+        let locks_only =
+            site.jdk && crate::jdksync::locks_only_class(&site.loc.class.replace('.', "/"));
         if let SiteKind::ClassInit = site.kind {
             let marker = self.init_marker_name(&site.loc.class, def);
             let mut n = lock(&self.names);
@@ -94,6 +96,7 @@ impl Agent {
                 stack_seen: AtomicU64::new(0),
                 init_seen: AtomicU64::new(0),
                 def,
+                locks_only,
             })
             .unwrap_or(-1)
     }

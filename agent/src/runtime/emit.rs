@@ -24,6 +24,9 @@ impl Cx<'_> {
         value: Option<i64>,
         sync: bool,
     ) {
+        if !self.t.lazy_locks.is_empty() {
+            self.write_lazy_locks();
+        }
         self.settle_before(kind, loc);
         if !self.note_for_branches(kind, value) || self.tree_drops(kind, target, loc) {
             return;

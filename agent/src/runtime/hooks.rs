@@ -77,6 +77,7 @@ pub(super) fn hook_at(env: *mut JNIEnv, site: i32, load: bool, f: impl FnOnce(&m
                 entry,
                 loaded: false,
                 jdk: false,
+                jdk_locks_only: false,
                 quiet: tls.quiet.get() > 0,
                 lock_via: LockVia::Unknown,
             };
@@ -140,6 +141,7 @@ pub(super) unsafe fn new_thread_state(
         log: Some(log),
         last: 0,
         held: FxHashMap::default(),
+        lazy_locks: Vec::new(),
         pending_wake: None,
         sync_stack: Vec::new(),
         seen_init: FxHashSet::default(),
@@ -179,6 +181,7 @@ pub(super) unsafe fn new_thread_state(
         entry,
         loaded: false,
         jdk: false,
+        jdk_locks_only: false,
         quiet: false,
         lock_via: LockVia::Unknown,
     };
@@ -285,6 +288,7 @@ pub fn thread_end() {
                 entry: Entry::default(),
                 loaded: false,
                 jdk: false,
+                jdk_locks_only: false,
                 quiet: false,
                 lock_via: LockVia::Unknown,
             };

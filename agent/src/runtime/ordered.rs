@@ -110,6 +110,7 @@ impl Cx<'_> {
     pub(super) fn enter_site(&mut self, site: i32) -> Option<&'static SiteEntry> {
         let e = self.a.sites.get(site)?;
         self.jdk = e.site.jdk;
+        self.jdk_locks_only = e.locks_only;
         if self.jdk && self.quiet {
             return None;
         }

@@ -36,13 +36,31 @@ impl Cx<'_> {
     /// A monitor entered. In JDK code ([`Cx::jdk`]) also a volatile read of the monitor's
     /// `$monitor`, which its exits write: the JDK's critical sections on one monitor keep
     /// their order (what they do inside is not recorded, so no detector may reorder them).
+    ///
+    /// A monitor of a locks-only JDK class ([`crate::jdksync::locks_only_class`]) is a lock
+    /// without that order, and is written lazily: only if the thread writes an event while
+    /// holding it (the program's callback under `PrintStream.println`, say), right before
+    /// that event ([`Cx::write_lazy_locks`]). A `println` of the program's own strings,
+    /// which takes five monitors of the stream and its buffers, then writes nothing.
     pub(super) unsafe fn monitor_enter(&mut self, obj: u64, o: jobject, loc: u32) {
         if obj == 0 {
+            return;
+        }
+        if self.jdk && self.jdk_locks_only {
+            if let Some(c) = self.t.held.get_mut(&obj) {
+                c.0 += 1;
+            } else {
+                let l = self.lock_id(obj, o);
+                self.t.held.insert(obj, (1, l));
+                self.t.lazy_locks.push((obj, l, loc));
+            }
             return;
         }
         let first = !self.t.held.contains_key(&obj);
         self.acquire_obj(obj, o, loc, false);
         if self.jdk {
+            // The JDK's critical sections keep their order: their plain accesses are not
+            // recorded.
             if first {
                 self.sync_var(obj, "$monitor", loc, true, false);
             }
@@ -51,10 +69,27 @@ impl Cx<'_> {
     }
 
     pub(super) fn monitor_exit(&mut self, obj: u64, loc: u32) {
-        if self.jdk && self.t.held.get(&obj).is_some_and(|c| c.0 == 1) {
+        let last = self.t.held.get(&obj).is_some_and(|c| c.0 == 1);
+        if last {
+            if let Some(i) = self.t.lazy_locks.iter().rposition(|x| x.0 == obj) {
+                // Nothing was written inside: neither is the section.
+                self.t.lazy_locks.remove(i);
+                self.t.held.remove(&obj);
+                return;
+            }
+        }
+        if self.jdk && !self.jdk_locks_only && last {
             self.sync_var(obj, "$monitor", loc, false, true);
         }
         self.release_obj(obj, loc);
+    }
+
+    /// Writes the acquisitions of the lazily taken monitors the thread holds (before an
+    /// event of the thread).
+    pub(super) fn write_lazy_locks(&mut self) {
+        for (_, l, loc) in std::mem::take(&mut self.t.lazy_locks) {
+            self.emit_one(Kind::Acquire, l, loc, None, true);
+        }
     }
 
     /// `Object.wait` / `Condition.await` on a held lock: `wait` now, `wake` when it
