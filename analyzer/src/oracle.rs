@@ -69,6 +69,16 @@ pub fn predictable_races(trace: &Trace) -> BTreeSet<String> {
         .collect()
 }
 
+/// [`predictable_pairs`] where, as in [`predictable_deadlocks`], a notify may also run
+/// before the `wait` of a wake matched with it (a lost notification, which a Java program
+/// may have: the wake then never runs). The truth for weakly sound detectors (wcp, cp),
+/// whose orders never keep a notify after a wait it might not wake.
+pub fn predictable_pairs_with_lost_notifications(trace: &Trace) -> BTreeSet<(usize, usize)> {
+    let mut search = Search::new(trace);
+    search.lost_notifications = true;
+    search.run()
+}
+
 /// Every deadlock some correct reordering of `trace` reaches: threads each of whose next
 /// event is a blocking (outermost, not `tryLock`) acquisition of a lock that the next
 /// thread of the cycle holds, as their sorted 0-based event indices.

@@ -15,7 +15,20 @@
 //! of different threads race when neither is ordered before the other by `≺WCP ∪ TO`,
 //! where TO is the transitive closure of program order, fork/join, `vwrite` → later
 //! `vread` of the same variable and `notify` → the `wake` it matched. TO edges order
-//! pairs but are not WCP edges: they do not trigger rule (b).
+//! pairs but are not WCP edges: they do not trigger rule (b), except that
+//! - (d) `e ≺ r` for every `e ≤HB s` when a TO edge `s → r` of different threads leaves a
+//!   critical section (`s` inside it).
+//!
+//! Why (d): the paper's proof of weak soundness may find its witness race on the edge
+//! itself (a fork or a volatile is a racy variable there), which is no race in Java. A
+//! handoff from inside a section C2 whose later part conflicts with an earlier section
+//! C1 (the flusher of a batch submits it, then clears the field the adder read, all
+//! under one lock) reaches the receiver without `rel(C1)`, which rule (a) orders before
+//! the conflicting event only, after the handoff; the receiver would race with C1's
+//! writes, although no schedule lets it (C2 runs before C1, and C1 reads another value,
+//! or after it, with C1's writes done). With (d) the receiver is after whatever the
+//! sender is HB-after. A handoff outside every section needs no rule: a section of its
+//! thread that conflicts with an earlier one has its conflicting event before it.
 //! Both rules relate sections of *different* threads only: two sections of one thread are
 //! already in program order, and ordering after an own earlier section whatever is
 //! HB-before its release would order events a reordering of other locks can separate.
@@ -25,9 +38,9 @@
 //! witness of that; later reports can be false alarms (their order can be forced by
 //! values read). It finds races HB misses, because it lets critical sections on the same
 //! lock be reordered when they do not conflict (and orders only the conflicting event,
-//! not the whole later section, so it also finds races CP misses: `wcpcp`). Every CP
-//! race is a WCP race, every HB race a CP race. Not complete: conflicting sections are
-//! never swapped.
+//! not the whole later section, so it also finds races CP misses: `wcpcp`). Every race
+//! of the paper's WCP that rule (d) leaves is reported; every CP race is one of the
+//! paper's WCP races. Not complete: conflicting sections are never swapped.
 //!
 //! **Algorithm** (per event O(T) for T threads, plus O(held locks) hash lookups per
 //! access). Per thread: `h` (HB clock), `k` (the events `≺WCP` the current one: the
@@ -139,6 +152,17 @@ impl ThreadState {
         self.k.join(c);
         self.p.join(c);
     }
+
+    /// What a TO edge from the thread's current event carries: `(h, p, k)`, with `h` in
+    /// `p` and `k` too when the event is inside a critical section (rule (d)).
+    fn payload(&self) -> Payload {
+        let (mut p, mut k) = (self.p.clone(), self.k.clone());
+        if !self.held.is_empty() {
+            p.join(&self.h);
+            k.join(&self.h);
+        }
+        (self.h.clone(), p, k)
+    }
 }
 
 struct Section {
@@ -200,6 +224,9 @@ struct VolState {
     h: VectorClock,
     p: VectorClock,
     k: VectorClock,
+    /// Rule (d): per writer thread, the join of its `h` at its writes inside critical
+    /// sections (for the reads of other threads only).
+    d: SmallVec<[(ThreadId, VectorClock); 1]>,
 }
 
 type Payload = (VectorClock, VectorClock, VectorClock);
@@ -365,6 +392,11 @@ impl Detector for WcpDetector {
                     ts.h.join(&v.h);
                     ts.p.join(&v.p);
                     ts.k.join(&v.k);
+                    for (u, h) in &v.d {
+                        if *u != t {
+                            ts.join_k(h);
+                        }
+                    }
                 }
             }
             Kind::VWrite => {
@@ -374,6 +406,13 @@ impl Detector for WcpDetector {
                 v.h.join(&ts.h);
                 v.p.join(&ts.p);
                 v.k.join(&ts.k);
+                if !ts.held.is_empty() {
+                    // Rule (d).
+                    match v.d.iter_mut().find(|(u, _)| *u == t) {
+                        Some((_, h)) => h.join(&ts.h),
+                        None => v.d.push((t, ts.h.clone())),
+                    }
+                }
                 self.tick(t);
             }
             Kind::Acquire if !e.is_nested() => self.acquire(t, e.target),
@@ -395,14 +434,14 @@ impl Detector for WcpDetector {
             }
             Kind::Notify | Kind::NotifyAll => {
                 let ts = self.thread(t);
-                let payload = (ts.h.clone(), ts.p.clone(), ts.k.clone());
+                let payload = ts.payload();
                 self.notifies
                     .notify(e.target, idx, e.kind == Kind::NotifyAll, || payload);
                 self.tick(t);
             }
             Kind::Fork => {
                 let ts = self.thread(t);
-                let (h, p, k) = (ts.h.clone(), ts.p.clone(), ts.k.clone());
+                let (h, p, k) = ts.payload();
                 let c = self.thread(e.target);
                 c.h.join(&h);
                 c.p.join(&p);
@@ -411,7 +450,7 @@ impl Detector for WcpDetector {
             }
             Kind::Join => {
                 let c = self.thread(e.target);
-                let (h, p, k) = (c.h.clone(), c.p.clone(), c.k.clone());
+                let (h, p, k) = c.payload();
                 let ts = self.thread(t);
                 ts.h.join(&h);
                 ts.p.join(&p);

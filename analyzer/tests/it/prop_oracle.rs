@@ -25,7 +25,7 @@ fn oracle_matches_every_truth_line() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-use jrace_analyzer::oracle::predictable_pairs;
+use jrace_analyzer::oracle::{self, predictable_pairs};
 use jrace_analyzer::testing::vector_files;
 use jrace_analyzer::testing::{random_trace, run_detector, GenConfig};
 use jrace_trace::MemSource;
@@ -64,6 +64,47 @@ fn shb_reports_only_predictable_races() {
     assert!(
         nonempty > 300,
         "too few traces with shb races ({nonempty}): weak test"
+    );
+}
+
+/// wcp and cp are weakly sound: a pair they report whose second event is the earliest of
+/// all their pairs is predictable, or the trace has a predictable deadlock. (wcp once
+/// let a fork or a volatile write inside a critical section hand over less than the
+/// sender was ordered after: a race no schedule reaches, `wcp` rule (d).)
+#[test]
+fn first_wcp_and_cp_races_are_predictable_or_a_deadlock() {
+    let mut with_race = 0;
+    for (seed, cfg) in cases() {
+        let (text, trace) = random_trace(seed, &cfg);
+        let mut truth = None;
+        for name in ["wcp", "cp"] {
+            let d = jrace_analyzer::make_detector(name).unwrap();
+            let a = jrace_analyzer::engine::run(&mut MemSource::new(&trace), vec![d], &mut |_| {})
+                .unwrap();
+            let pairs = &a.runs[0].pairs;
+            let Some(min) = pairs.iter().map(|p| p.second).min() else {
+                continue;
+            };
+            with_race += 1;
+            let (races, deadlocks) = truth.get_or_insert_with(|| {
+                (
+                    oracle::predictable_pairs_with_lost_notifications(&trace),
+                    oracle::predictable_deadlocks(&trace),
+                )
+            });
+            for p in pairs.iter().filter(|p| p.second == min) {
+                assert!(
+                    races.contains(&(p.first as usize, p.second as usize)) || !deadlocks.is_empty(),
+                    "seed {seed}: {name}'s first race ({},{}) (events, 0-based) is not predictable and the trace has no deadlock (oracle: {races:?})\n{text}",
+                    p.first,
+                    p.second
+                );
+            }
+        }
+    }
+    assert!(
+        with_race > 600,
+        "too few traces with wcp or cp races ({with_race}): weak test"
     );
 }
 
