@@ -111,6 +111,24 @@ impl Cx<'_> {
         let e = self.a.sites.get(site)?;
         self.jdk = e.site.jdk;
         self.jdk_locks_only = e.locks_only;
+        // Of a locks-only JDK class only the monitors (and wait/notify) are recorded: its
+        // volatile fields (a `FilterInputStream`'s `in`, read at every byte) order the
+        // JDK's own state, which the program does not reach.
+        if e.locks_only
+            && matches!(
+                e.site.kind,
+                SiteKind::FieldRead { .. }
+                    | SiteKind::FieldWrite { .. }
+                    | SiteKind::StaticRead { .. }
+                    | SiteKind::StaticWrite { .. }
+                    | SiteKind::ArrayRead { .. }
+                    | SiteKind::ArrayWrite { .. }
+                    | SiteKind::Ordered { .. }
+                    | SiteKind::Branch
+            )
+        {
+            return None;
+        }
         if self.jdk && self.quiet {
             return None;
         }
