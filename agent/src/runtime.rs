@@ -320,6 +320,8 @@ struct Names {
     forked: FxHashSet<u32>,
     /// Non-daemon threads whose end is recorded (joined by [`CallOp::VmShutdown`]).
     ended: Vec<u32>,
+    /// Every thread whose end is recorded: only those can have been joined.
+    finished: FxHashSet<u32>,
     /// Classes (static id of their marker) with an instrumented `<clinit>`.
     clinit_classes: FxHashSet<u32>,
     /// ... whose `<clinit>` has completed.

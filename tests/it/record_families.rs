@@ -112,6 +112,21 @@ families! {
     family_class_loaders => "ClassLoaders",
     family_nested_calls_from_callbacks => "Callbacks",
     family_jdk_monitors => "JdkMonitors",
+    family_thread_states => "ThreadStates",
+}
+
+/// ThreadStates's observers poll from before the worker starts: whether one sees the
+/// worker not alive yet after its start was recorded depends on the schedule (the
+/// recorder once took that for the worker's end, and the trace was refused about half of
+/// the time).
+#[test]
+fn family_thread_states_five_times() {
+    // A scratch directory of its own: the single run of the program runs beside it.
+    let repeated = Suite {
+        name: "families-repeated",
+        ..suite()
+    };
+    repeated.run_n("ThreadStates", "families/Fields.class", 5);
 }
 
 #[test]

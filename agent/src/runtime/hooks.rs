@@ -297,8 +297,10 @@ pub fn thread_end() {
             if !a.stopped.load(Ordering::SeqCst) {
                 cx.bp_close_to(0, 0);
                 cx.emit(Kind::End, 0, 0, None, true);
+                let mut n = lock(&a.names);
+                n.finished.insert(cx.t.tid);
                 if !cx.t.daemon {
-                    lock(&a.names).ended.push(cx.t.tid);
+                    n.ended.push(cx.t.tid);
                 }
             }
             if let Some(log) = g.log.take() {

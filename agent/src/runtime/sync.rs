@@ -360,10 +360,14 @@ impl Cx<'_> {
         if child == self.t.tid {
             return;
         }
-        // isAlive() is also false before start(): only a thread that was started (and
-        // whose start the trace holds) can have been joined.
-        if !lock(&self.a.names).forked.contains(&child) {
-            return;
+        // isAlive() is also false before start(), and between a start() the trace holds
+        // and the thread's becoming alive: only a thread whose end is recorded (the JVM
+        // reports it before the thread stops being alive) can have been joined.
+        {
+            let n = lock(&self.a.names);
+            if !n.forked.contains(&child) || !n.finished.contains(&child) {
+                return;
+            }
         }
         self.emit(Kind::Join, child, loc, None, true);
     }

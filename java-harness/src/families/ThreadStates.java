@@ -1,0 +1,49 @@
+package families;
+
+// Family: a thread that learns another thread ended by polling isAlive() or getState()
+// (JLS 17.4.5: the end of a thread happens-before any action of a thread that detects it
+// has terminated), polling from before that thread is started. isAlive() is false, and
+// getState() NEW, before start() and for a moment after it: that is no end.
+//
+// NORACE: families.ThreadStates.x @workerX @observerX
+//   the observer waits for the worker to be alive and then not alive, then uses `x`
+// NORACE: families.ThreadStates.y @workerY @stateY
+//   the second observer waits for getState() to be TERMINATED
+// RACE: families.ThreadStates.early @workerEarly @observerEarly
+//   the observer reads `early` before it polls at all
+public class ThreadStates {
+    static int x;
+    static int y;
+    static int early;
+    static int sink;
+
+    public static void main(String[] args) throws InterruptedException {
+        Thread worker = new Thread(() -> {
+            early = 1; // @workerEarly
+            x = 1; // @workerX
+            y = 1; // @workerY
+        }, "worker");
+        Thread observer = new Thread(() -> {
+            sink = early; // @observerEarly
+            while (!worker.isAlive() && worker.getState() == Thread.State.NEW) {
+                Thread.onSpinWait();
+            }
+            while (worker.isAlive()) {
+                Thread.onSpinWait();
+            }
+            x++; // @observerX
+        }, "observer");
+        Thread byState = new Thread(() -> {
+            while (worker.getState() != Thread.State.TERMINATED) {
+                Thread.onSpinWait();
+            }
+            y++; // @stateY
+        }, "by-state");
+        observer.start();
+        byState.start();
+        worker.start();
+        observer.join();
+        byState.join();
+        System.out.println("x=" + x + " y=" + y);
+    }
+}
