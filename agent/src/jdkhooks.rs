@@ -19,6 +19,9 @@
 //! | `CompletableFuture.AsyncSupply/AsyncRun.run()`    | `before(this, TaskStart)`| vread `this.$task` |
 //! | `Timer.sched(TimerTask t, long, long)`            | `before(t, TaskSubmit)`  | vwrite `t.$task` (the task's own `run()` reads it through its `tenter` hook) |
 //! | `VirtualThread.start(ThreadContainer)` (JDK 21+)  | `before(this, Start)`    | fork of the virtual thread ([`crate::vthreads`]) |
+//! | `Thread.start()`                                  | `before(this, Start)`    | fork (once: the program's call site may have written it) |
+//! | `Thread.interrupt()`, `VirtualThread.interrupt()` | `before(this, Interrupt)`| read-modify-write `this.$interrupt` |
+//! | `Thread.interrupted()` (static, at each return)   | `before(null, InterruptedNow)` | vread of the current thread's `$interrupt` |
 //! | `Shutdown.shutdown()` (static)                    | `before(null, VmShutdown)` | joins of every ended non-daemon thread |
 //! | `NioSocketImpl.write`/`close`/`shutdownOutput`, `SocketChannelImpl.write`/`blockingWriteFully`/`shutdownOutput`/`implCloseSelectableChannel` | `before(this, StreamSend)` | vwrite of the connection direction's `$tcp` variable |
 //! | `NioSocketImpl.read`, `SocketChannelImpl.read`/`blockingRead` (at each return) | `before(this, StreamReceive)` | vread of the opposite direction's `$tcp` variable |
@@ -72,6 +75,7 @@ pub const HOOKED: &[&str] = &[
     "java/util/concurrent/CompletableFuture$AsyncRun",
     "java/util/Timer",
     "java/lang/VirtualThread",
+    "java/lang/Thread",
     "java/lang/Shutdown",
     "sun/nio/ch/NioSocketImpl",
     "sun/nio/ch/SocketChannelImpl",
@@ -163,6 +167,19 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At
         // thread then calls the task's run(), whose `tenter` hook reads `$task`.
         ("java/util/Timer", "sched") if desc == "(Ljava/util/TimerTask;JJ)V" => {
             entry((1, "$taskSubmit"))
+        }
+        // Whoever starts or interrupts a thread (the program through a method reference,
+        // `Thread::start`; the JDK: `Future.cancel(true)`, `shutdownNow()`,
+        // `ThreadGroup.interrupt()`), the thread's own methods run; the program's call
+        // sites record the same (a fork is written once).
+        ("java/lang/Thread", "start") if desc == "()V" => entry((0, "$threadStart")),
+        ("java/lang/Thread" | "java/lang/VirtualThread", "interrupt") if desc == "()V" => {
+            entry((0, "$threadInterrupt"))
+        }
+        // JLS 17.4.4: a thread that detects it was interrupted (`Thread.interrupted()`)
+        // comes after the interrupt: a read once it has read the flag (at its returns).
+        ("java/lang/Thread", "interrupted") if desc == "()Z" => {
+            Some((NULL, "$threadInterrupted", At::Exit))
         }
         // Every virtual thread start (builders, executors, Thread.startVirtualThread) ends
         // here, in the starting thread.

@@ -150,6 +150,9 @@ enum CallOp {
     /// `Thread.interrupt` (before) and `isInterrupted` returning true (after).
     Interrupt,
     Interrupted,
+    /// `Thread.interrupted()` (static, from the JDK hooks): whatever it returns, a read of
+    /// the current thread's `$interrupt`.
+    InterruptedNow,
     /// An exception handler that may have caught an InterruptedException.
     Caught,
     /// Executor hand-off, from the JDK hooks (jdkhooks.rs).

@@ -104,7 +104,8 @@ pub(super) fn call_op(name: &str, desc: &str) -> CallOp {
         ("join", "()V" | "(J)V" | "(JI)V") | ("isAlive", "()Z") => CallOp::Join,
         // A thread found TERMINATED is not alive either: the same check after the call.
         ("getState", crate::sites::THREAD_STATE_DESC) => CallOp::Join,
-        ("interrupt", "()V") => CallOp::Interrupt,
+        ("interrupt", "()V") | ("$threadInterrupt", _) => CallOp::Interrupt,
+        ("$threadInterrupted", _) => CallOp::InterruptedNow,
         ("$caught", _) => CallOp::Caught,
         ("isInterrupted", "()Z") => CallOp::Interrupted,
         ("wait", "()V" | "(J)V" | "(JI)V") => CallOp::Wait,

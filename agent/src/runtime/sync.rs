@@ -194,6 +194,25 @@ impl Cx<'_> {
             }
             return;
         }
+        if op == CallOp::InterruptedNow {
+            // A read even when nothing interrupted the thread: an order an earlier
+            // interrupt already gave (its detection cleared the flag), or one that hides
+            // a race, never a false one.
+            let java = self.a.java.get().unwrap();
+            let me = jni!(
+                self.env,
+                CallStaticObjectMethod,
+                java.thread_class,
+                java.current_thread
+            );
+            if crate::jnienv::take_exception(self.env) || me.is_null() {
+                return;
+            }
+            let obj = self.obj(me);
+            jni!(self.env, DeleteLocalRef, me);
+            self.sync_var(obj, "$interrupt", loc, true, false);
+            return;
+        }
         if o.is_null() {
             return;
         }

@@ -14,7 +14,20 @@ import java.util.concurrent.locks.LockSupport;
 // NORACE: families.Interrupts.order
 //   written by main before poller.interrupt(), read by the poller once
 //   Thread.currentThread().isInterrupted() returned true
+// NORACE: families.Interrupts.flagged
+//   written by main before interrupting the spinner, read by it once the static
+//   Thread.interrupted() returned true
+// NORACE: families.Interrupts.cancelled
+//   written by main before Future.cancel(true), whose interrupt (the JDK's) the task
+//   finds out about in its InterruptedException handler
+// NORACE: families.Interrupts.viaRef
+//   written by main before it starts a thread through a method reference (the thread's
+//   own start(), not a call site of the program), read by that thread
 public class Interrupts {
+    static int flagged;
+    static int cancelled;
+    static int viaRef;
+    static int sink;
     static int msg;
     static int order;
     static int late;
@@ -52,6 +65,36 @@ public class Interrupts {
         p.interrupt();
         s.join();
         p.join();
+        Thread spinner = new Thread(() -> {
+            while (!Thread.interrupted()) {
+                Thread.onSpinWait();
+            }
+            sink += flagged;
+        }, "spinner");
+        spinner.start();
+        flagged = 3;
+        spinner.interrupt();
+        spinner.join();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.Future<?> f = pool.submit(() -> {
+            started.countDown();
+            try {
+                Thread.sleep(30_000);
+            } catch (InterruptedException e) {
+                sink += cancelled;
+            }
+        });
+        started.await();
+        cancelled = 4;
+        f.cancel(true);
+        pool.shutdown();
+        pool.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
+        Thread byRef = new Thread(() -> sink += viaRef, "by-ref");
+        viaRef = 5;
+        Runnable start = byRef::start;
+        start.run();
+        byRef.join();
         System.out.println("seenMsg=" + seenMsg + " seenOrder=" + seenOrder);
     }
 }
