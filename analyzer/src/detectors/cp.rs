@@ -13,7 +13,8 @@
 //! of the trace counts as the second section of a rule. Two conflicting plain accesses
 //! of different threads race when neither is ordered before the other by `≺CP ∪ TO`,
 //! where TO (program order, fork/join, `vwrite` → later `vread`, `notify` → matched
-//! `wake`) orders pairs but is not a CP edge.
+//! `wake`, and the release ending the notifier's section → that `wake`) orders pairs but
+//! is not a CP edge.
 //! Both rules relate sections of *different* threads only: two sections of one thread are
 //! already in program order, and ordering after an own earlier section whatever is
 //! HB-before its release would order events a reordering of other locks can separate.
@@ -268,7 +269,7 @@ impl Window {
             .collect();
         let mut cursors: HashMap<(ThreadId, LockId), u32> = HashMap::default();
         let mut vols: Vec<(VectorClock, VectorClock)> = Vec::new();
-        let mut notifies: NotifyMatcher<(VectorClock, VectorClock)> = NotifyMatcher::new();
+        let mut notifies: NotifyMatcher<NotifySlot> = NotifyMatcher::new();
         let mut history = AccessHistory::default();
         let mut changed = false;
         fn th(v: &mut Vec<PassThread>, t: ThreadId) -> &mut PassThread {
@@ -315,9 +316,10 @@ impl Window {
                         ts.p.join(c);
                     }
                     if e.kind == Kind::Wake {
-                        if let Some((_, (p, k))) = notifies.wake(t, l) {
-                            ts.p.join(&p);
-                            ts.k.join(&k);
+                        if let Some((_, slot)) = notifies.wake(t, l) {
+                            let g = slot.lock().unwrap_or_else(|e| e.into_inner());
+                            ts.p.join(&g.0);
+                            ts.k.join(&g.1);
                         }
                     }
                     ts.held.push((l, s));
@@ -330,6 +332,16 @@ impl Window {
                         changed |= self.rule_b(ts, t, l, s, &mut cursors);
                     }
                     slot(&mut lock_k, l).assign(&ts.k);
+                    let (p, k) = (&ts.p, &ts.k);
+                    ts.open_notifies.retain(|(x, n)| {
+                        if *x != l {
+                            return true;
+                        }
+                        let mut g = n.lock().unwrap_or_else(|e| e.into_inner());
+                        g.0.join(p);
+                        g.1.join(k);
+                        false
+                    });
                     ts.tick(t);
                     if e.kind == Kind::Wait {
                         notifies.wait(t, l, idx);
@@ -337,8 +349,9 @@ impl Window {
                 }
                 Kind::Notify | Kind::NotifyAll => {
                     let ts = th(&mut threads, t);
-                    let payload = (ts.p.clone(), ts.k.clone());
-                    notifies.notify(e.target, idx, e.kind == Kind::NotifyAll, || payload);
+                    let n = NotifySlot::new(std::sync::Mutex::new((ts.p.clone(), ts.k.clone())));
+                    ts.open_notifies.push((e.target, n.clone()));
+                    notifies.notify(e.target, idx, e.kind == Kind::NotifyAll, || n);
                     ts.tick(t);
                 }
                 Kind::Fork => {
@@ -416,7 +429,13 @@ struct PassThread {
     p: VectorClock,
     epoch: u32,
     held: Vec<(LockId, u32)>,
+    /// Notifies of sections still open: their payloads, joined at the release with the
+    /// thread's clocks then (the matched wake re-acquires the lock after it).
+    open_notifies: Vec<(LockId, NotifySlot)>,
 }
+
+/// A notify's `(p, k)` for its matched wake ([`PassThread::open_notifies`]).
+type NotifySlot = std::sync::Arc<std::sync::Mutex<(VectorClock, VectorClock)>>;
 
 impl PassThread {
     fn tick(&mut self, t: ThreadId) {

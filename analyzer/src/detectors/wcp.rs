@@ -14,7 +14,9 @@
 //! of the trace counts as the second section of rule (a). Two conflicting plain accesses
 //! of different threads race when neither is ordered before the other by `≺WCP ∪ TO`,
 //! where TO is the transitive closure of program order, fork/join, `vwrite` → later
-//! `vread` of the same variable and `notify` → the `wake` it matched. TO edges order
+//! `vread` of the same variable, `notify` → the `wake` it matched and the release that
+//! ends the notifier's section → that `wake` (the waker re-acquires the lock after it; a
+//! swap of the two sections is no schedule). TO edges order
 //! pairs but are not WCP edges: they do not trigger rule (b), except that
 //! - (d) `e ≺ r` for every `e ≤HB s` when a TO edge `s → r` of different threads leaves a
 //!   critical section (`s` inside it).
@@ -145,6 +147,8 @@ struct ThreadState {
     /// The `h` of the thread's latest release, shared by its later releases while `h`
     /// changes only in the thread's own component ([`Rel`]).
     rel_snapshot: Option<Arc<VectorClock>>,
+    /// Notifies of sections still open: filled at their release ([`NotifySlot`]).
+    open_notifies: Vec<(LockId, NotifySlot)>,
 }
 
 impl ThreadState {
@@ -231,6 +235,12 @@ struct VolState {
 
 type Payload = (VectorClock, VectorClock, VectorClock);
 
+/// What a notify hands to the wake it is matched with: its thread's clocks at the notify,
+/// joined with those at the release of the section it is in (filled then: the wake
+/// re-acquires the lock after that release, so whatever the notifier did in the rest of
+/// its section comes before the wake too).
+type NotifySlot = Arc<std::sync::Mutex<Payload>>;
+
 /// One variable's rule (a) entries: per lock it was accessed under, [reads, writes].
 type LockEntries = SmallVec<[(LockId, [Latest; 2]); 2]>;
 
@@ -246,7 +256,7 @@ pub struct WcpDetector {
     /// prefetches, instead of probing one large hash table.
     slot: Vec<u32>,
     under_locks: Vec<LockEntries>,
-    notifies: NotifyMatcher<Payload>,
+    notifies: NotifyMatcher<NotifySlot>,
     history: AccessHistory,
 }
 
@@ -418,15 +428,31 @@ impl Detector for WcpDetector {
             Kind::Acquire if !e.is_nested() => self.acquire(t, e.target),
             Kind::Wake => {
                 self.acquire(t, e.target);
-                if let Some((_, (h, p, k))) = self.notifies.wake(t, e.target) {
+                if let Some((_, slot)) = self.notifies.wake(t, e.target) {
+                    let g = slot.lock().unwrap_or_else(|e| e.into_inner());
+                    let (h, p, k) = &*g;
                     let ts = &mut self.threads[t as usize];
-                    ts.h.join(&h);
-                    ts.p.join(&p);
-                    ts.k.join(&k);
+                    ts.h.join(h);
+                    ts.p.join(p);
+                    ts.k.join(k);
                 }
             }
             Kind::Release | Kind::Wait if !e.is_nested() => {
                 self.release(t, e.target);
+                let ts = &mut self.threads[t as usize];
+                if !ts.open_notifies.is_empty() {
+                    let now = ts.payload();
+                    ts.open_notifies.retain(|(l, slot)| {
+                        if *l != e.target {
+                            return true;
+                        }
+                        let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+                        s.0.join(&now.0);
+                        s.1.join(&now.1);
+                        s.2.join(&now.2);
+                        false
+                    });
+                }
                 self.tick(t);
                 if e.kind == Kind::Wait {
                     self.notifies.wait(t, e.target, idx);
@@ -434,9 +460,10 @@ impl Detector for WcpDetector {
             }
             Kind::Notify | Kind::NotifyAll => {
                 let ts = self.thread(t);
-                let payload = ts.payload();
+                let slot = NotifySlot::new(std::sync::Mutex::new(ts.payload()));
+                ts.open_notifies.push((e.target, slot.clone()));
                 self.notifies
-                    .notify(e.target, idx, e.kind == Kind::NotifyAll, || payload);
+                    .notify(e.target, idx, e.kind == Kind::NotifyAll, || slot);
                 self.tick(t);
             }
             Kind::Fork => {

@@ -4,7 +4,8 @@
 //!
 //! - TO: transitive closure of program order, fork → child, child → join, `vw` → every
 //!   later `vr` of the variable, notify → the `wake` it matched
-//!   (docs/DETECTORS.md#notify-and-wake).
+//!   (docs/DETECTORS.md#notify-and-wake), and the end of the notifier's section → that
+//!   `wake`.
 //! - HB: TO plus release/`wait` → every later acquire/`wake` of the lock.
 //! - Sections: outermost `acq`/`wake` to the matching `rel`/`wait` of the thread (or the
 //!   thread's last event when open). Conflict: same variable, at least one write, plain
@@ -411,6 +412,16 @@ impl<'a> Model<'a> {
                     consumed[j] = true;
                 }
                 to_edges.push((j, i));
+                // The wake re-acquires the lock after the notifier's section ends.
+                let end = (j + 1..i).find(|&r| {
+                    ev[r].thread == ev[j].thread
+                        && matches!(ev[r].kind, Kind::Release | Kind::Wait)
+                        && !ev[r].is_nested()
+                        && ev[r].target == e.target
+                });
+                if let Some(r) = end {
+                    to_edges.push((r, i));
+                }
             }
         }
         let sync_edges: Vec<(usize, usize)> = to_edges
