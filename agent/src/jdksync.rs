@@ -53,6 +53,10 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
             name,
             "java/util/Vector" | "java/util/Stack" | "java/util/Hashtable"
         )
+        // Its `changed` flag, set and cleared under its monitor, hands over to the thread
+        // whose notifyObservers() found it set (the program's observer runs after the
+        // monitor is released: a lock alone would not order it).
+        || name == "java/util/Observable"
 }
 
 /// JDK classes whose monitors the program's own code may run under: streams and writers

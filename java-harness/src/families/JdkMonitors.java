@@ -22,12 +22,24 @@ import java.util.logging.StreamHandler;
 //   two threads print to one PrintWriter over it
 // NORACE: families.JdkMonitors$Lines.lines @format
 //   two threads log through one StreamHandler with this Formatter
+// NORACE: families.JdkMonitors.observed @observedW @observedR
+//   thread `marker` writes it and then marks a java.util.Observable changed; the
+//   observer reads it in the thread whose notifyObservers() found the mark (the flag is
+//   set and cleared under the Observable's monitor; the observer runs after it)
 // RACE: families.JdkMonitors.seen @seenW @seenR
 //   thread `before` writes it and then prints, thread `after` prints and then reads it:
 //   the two printlns' sections could run in either order
 public class JdkMonitors {
     static int seen;
     static int sink;
+    static int observed;
+
+    @SuppressWarnings("deprecation")
+    static class Marked extends java.util.Observable {
+        void mark() {
+            setChanged();
+        }
+    }
 
     static class Counting extends OutputStream {
         long bytes;
@@ -97,6 +109,24 @@ public class JdkMonitors {
                 log.info("record " + i);
             }
         });
+        Marked marked = new Marked();
+        int[] got = {-1};
+        marked.addObserver((o, arg) -> got[0] = observed); // @observedR
+        Thread notifier = new Thread(() -> {
+            long end = System.nanoTime() + 10_000_000_000L;
+            while (got[0] < 0 && System.nanoTime() < end) {
+                marked.notifyObservers();
+                Thread.onSpinWait();
+            }
+        }, "notifier");
+        notifier.start();
+        Thread marker = new Thread(() -> {
+            observed = 42; // @observedW
+            marked.mark();
+        }, "marker");
+        marker.start();
+        marker.join();
+        notifier.join();
         Thread before = new Thread(() -> {
             seen = 1; // @seenW
             System.out.println("before");
@@ -110,6 +140,6 @@ public class JdkMonitors {
         after.start();
         before.join();
         after.join();
-        System.out.println(counting.bytes + " " + cw.chars + " " + lines.lines);
+        System.out.println(counting.bytes + " " + cw.chars + " " + lines.lines + " " + got[0]);
     }
 }
