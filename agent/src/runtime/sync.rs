@@ -354,6 +354,13 @@ impl Cx<'_> {
         }
     }
 
+    /// Whether thread `o` has terminated (JVMTI), not merely not started yet.
+    unsafe fn terminated(&self, o: jobject) -> bool {
+        let mut state: jint = 0;
+        jvmti!(self.a.jvmti, GetThreadState, o, &mut state) == 0
+            && state as u32 & JVMTI_THREAD_STATE_TERMINATED != 0
+    }
+
     pub(super) unsafe fn join(&mut self, o: jobject, loc: u32) {
         if self.model(o) != ClassModel::Thread {
             return;
@@ -380,13 +387,15 @@ impl Cx<'_> {
             return;
         }
         // isAlive() is also false before start(), and between a start() the trace holds
-        // and the thread's becoming alive: only a thread whose end is recorded (the JVM
-        // reports it before the thread stops being alive) can have been joined.
-        {
+        // and the thread's becoming alive: only a thread that ended can have been joined,
+        // one whose end is recorded (the JVM reports it before the thread stops being
+        // alive), or, when it recorded nothing, one the JVM says has terminated.
+        let (forked, finished) = {
             let n = lock(&self.a.names);
-            if !n.forked.contains(&child) || !n.finished.contains(&child) {
-                return;
-            }
+            (n.forked.contains(&child), n.finished.contains(&child))
+        };
+        if !forked || (!finished && !self.terminated(o)) {
+            return;
         }
         self.emit(Kind::Join, child, loc, None, true);
     }

@@ -9,6 +9,9 @@ package families;
 //   the observer waits for the worker to be alive and then not alive, then uses `x`
 // NORACE: families.ThreadStates.y @workerY @stateY
 //   the second observer waits for getState() to be TERMINATED
+// NORACE: families.ThreadStates.before @beforeW @thirdR
+//   main writes it and then starts `silent`, a thread that records nothing; `third`
+//   joins `silent` once it was started, then reads it
 // RACE: families.ThreadStates.early @workerEarly @observerEarly
 //   the observer reads `early` before it polls at all
 public class ThreadStates {
@@ -16,6 +19,8 @@ public class ThreadStates {
     static int y;
     static int early;
     static int sink;
+    static int before;
+    static int sink2;
 
     public static void main(String[] args) throws InterruptedException {
         Thread worker = new Thread(() -> {
@@ -44,6 +49,22 @@ public class ThreadStates {
         worker.start();
         observer.join();
         byState.join();
+        Thread silent = new Thread(() -> { }, "silent");
+        Thread third = new Thread(() -> {
+            while (silent.getState() == Thread.State.NEW) {
+                Thread.onSpinWait();
+            }
+            try {
+                silent.join();
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+            sink2 = before; // @thirdR
+        }, "third");
+        third.start();
+        before = 5; // @beforeW
+        silent.start();
+        third.join();
         System.out.println("x=" + x + " y=" + y);
     }
 }
