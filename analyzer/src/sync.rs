@@ -81,3 +81,50 @@ impl<P: Clone> NotifyMatcher<P> {
         found
     }
 }
+
+/// A notify's payload for the wake it is matched with, completed at the release that
+/// ends the notifier's critical section: the wake re-acquires the lock after that
+/// release, so whatever the notifier did in the rest of its section comes before the
+/// wake too (`cp` and `wcp`, docs/DETECTORS.md#notify-and-wake). Shared (`Arc`) because
+/// the matcher hands it on while the notifier's thread still completes it; detectors are
+/// `Send`.
+pub type NotifySlot<P> = std::sync::Arc<std::sync::Mutex<P>>;
+
+/// Runs `f` on the payload of `slot`.
+pub fn with_slot<P, R>(slot: &NotifySlot<P>, f: impl FnOnce(&mut P) -> R) -> R {
+    f(&mut slot.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Per thread: the notifies of its critical sections still open.
+pub struct OpenNotifies<P>(Vec<(LockId, NotifySlot<P>)>);
+
+impl<P> Default for OpenNotifies<P> {
+    fn default() -> Self {
+        OpenNotifies(Vec::new())
+    }
+}
+
+impl<P> OpenNotifies<P> {
+    /// A slot for a notify on `lock` made now, starting from `payload`.
+    pub fn open(&mut self, lock: LockId, payload: P) -> NotifySlot<P> {
+        let slot = NotifySlot::new(std::sync::Mutex::new(payload));
+        self.0.push((lock, slot.clone()));
+        slot
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The thread's section on `lock` ends: `complete` each of its notifies' payloads
+    /// (with the thread's clocks now).
+    pub fn close(&mut self, lock: LockId, mut complete: impl FnMut(&mut P)) {
+        self.0.retain(|(l, slot)| {
+            if *l != lock {
+                return true;
+            }
+            with_slot(slot, &mut complete);
+            false
+        });
+    }
+}

@@ -56,7 +56,7 @@
 
 use crate::detector::{Detector, Outcome, RaceSink};
 use crate::hb::{AccessHistory, HbClocks};
-use crate::sync::NotifyMatcher;
+use crate::sync::{with_slot, NotifyMatcher, NotifySlot, OpenNotifies};
 use crate::vc::VectorClock;
 use crate::wcp::{conflicting, slot, Latest};
 use jrace_trace::{Event, Kind, LockId, ThreadId, VarId};
@@ -269,7 +269,8 @@ impl Window {
             .collect();
         let mut cursors: HashMap<(ThreadId, LockId), u32> = HashMap::default();
         let mut vols: Vec<(VectorClock, VectorClock)> = Vec::new();
-        let mut notifies: NotifyMatcher<NotifySlot> = NotifyMatcher::new();
+        let mut notifies: NotifyMatcher<NotifySlot<(VectorClock, VectorClock)>> =
+            NotifyMatcher::new();
         let mut history = AccessHistory::default();
         let mut changed = false;
         fn th(v: &mut Vec<PassThread>, t: ThreadId) -> &mut PassThread {
@@ -317,9 +318,10 @@ impl Window {
                     }
                     if e.kind == Kind::Wake {
                         if let Some((_, slot)) = notifies.wake(t, l) {
-                            let g = slot.lock().unwrap_or_else(|e| e.into_inner());
-                            ts.p.join(&g.0);
-                            ts.k.join(&g.1);
+                            with_slot(&slot, |(p, k)| {
+                                ts.p.join(p);
+                                ts.k.join(k);
+                            });
                         }
                     }
                     ts.held.push((l, s));
@@ -333,14 +335,9 @@ impl Window {
                     }
                     slot(&mut lock_k, l).assign(&ts.k);
                     let (p, k) = (&ts.p, &ts.k);
-                    ts.open_notifies.retain(|(x, n)| {
-                        if *x != l {
-                            return true;
-                        }
-                        let mut g = n.lock().unwrap_or_else(|e| e.into_inner());
-                        g.0.join(p);
-                        g.1.join(k);
-                        false
+                    ts.open_notifies.close(l, |(np, nk)| {
+                        np.join(p);
+                        nk.join(k);
                     });
                     ts.tick(t);
                     if e.kind == Kind::Wait {
@@ -349,8 +346,8 @@ impl Window {
                 }
                 Kind::Notify | Kind::NotifyAll => {
                     let ts = th(&mut threads, t);
-                    let n = NotifySlot::new(std::sync::Mutex::new((ts.p.clone(), ts.k.clone())));
-                    ts.open_notifies.push((e.target, n.clone()));
+                    let payload = (ts.p.clone(), ts.k.clone());
+                    let n = ts.open_notifies.open(e.target, payload);
                     notifies.notify(e.target, idx, e.kind == Kind::NotifyAll, || n);
                     ts.tick(t);
                 }
@@ -429,13 +426,9 @@ struct PassThread {
     p: VectorClock,
     epoch: u32,
     held: Vec<(LockId, u32)>,
-    /// Notifies of sections still open: their payloads, joined at the release with the
-    /// thread's clocks then (the matched wake re-acquires the lock after it).
-    open_notifies: Vec<(LockId, NotifySlot)>,
+    /// Notifies of sections still open: their `(p, k)`, completed at the release.
+    open_notifies: OpenNotifies<(VectorClock, VectorClock)>,
 }
-
-/// A notify's `(p, k)` for its matched wake ([`PassThread::open_notifies`]).
-type NotifySlot = std::sync::Arc<std::sync::Mutex<(VectorClock, VectorClock)>>;
 
 impl PassThread {
     fn tick(&mut self, t: ThreadId) {

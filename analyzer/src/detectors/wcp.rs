@@ -71,7 +71,7 @@
 
 use crate::detector::{Detector, Outcome, RaceSink};
 use crate::hb::AccessHistory;
-use crate::sync::NotifyMatcher;
+use crate::sync::{with_slot, NotifyMatcher, NotifySlot, OpenNotifies};
 use crate::vc::VectorClock;
 use jrace_trace::{Event, Kind, LockId, ThreadId};
 use smallvec::SmallVec;
@@ -147,8 +147,8 @@ struct ThreadState {
     /// The `h` of the thread's latest release, shared by its later releases while `h`
     /// changes only in the thread's own component ([`Rel`]).
     rel_snapshot: Option<Arc<VectorClock>>,
-    /// Notifies of sections still open: filled at their release ([`NotifySlot`]).
-    open_notifies: Vec<(LockId, NotifySlot)>,
+    /// Notifies of sections still open, completed at their release.
+    open_notifies: OpenNotifies<Payload>,
 }
 
 impl ThreadState {
@@ -235,12 +235,6 @@ struct VolState {
 
 type Payload = (VectorClock, VectorClock, VectorClock);
 
-/// What a notify hands to the wake it is matched with: its thread's clocks at the notify,
-/// joined with those at the release of the section it is in (filled then: the wake
-/// re-acquires the lock after that release, so whatever the notifier did in the rest of
-/// its section comes before the wake too).
-type NotifySlot = Arc<std::sync::Mutex<Payload>>;
-
 /// One variable's rule (a) entries: per lock it was accessed under, [reads, writes].
 type LockEntries = SmallVec<[(LockId, [Latest; 2]); 2]>;
 
@@ -256,7 +250,7 @@ pub struct WcpDetector {
     /// prefetches, instead of probing one large hash table.
     slot: Vec<u32>,
     under_locks: Vec<LockEntries>,
-    notifies: NotifyMatcher<NotifySlot>,
+    notifies: NotifyMatcher<NotifySlot<Payload>>,
     history: AccessHistory,
 }
 
@@ -429,12 +423,12 @@ impl Detector for WcpDetector {
             Kind::Wake => {
                 self.acquire(t, e.target);
                 if let Some((_, slot)) = self.notifies.wake(t, e.target) {
-                    let g = slot.lock().unwrap_or_else(|e| e.into_inner());
-                    let (h, p, k) = &*g;
                     let ts = &mut self.threads[t as usize];
-                    ts.h.join(h);
-                    ts.p.join(p);
-                    ts.k.join(k);
+                    with_slot(&slot, |(h, p, k)| {
+                        ts.h.join(h);
+                        ts.p.join(p);
+                        ts.k.join(k);
+                    });
                 }
             }
             Kind::Release | Kind::Wait if !e.is_nested() => {
@@ -442,15 +436,10 @@ impl Detector for WcpDetector {
                 let ts = &mut self.threads[t as usize];
                 if !ts.open_notifies.is_empty() {
                     let now = ts.payload();
-                    ts.open_notifies.retain(|(l, slot)| {
-                        if *l != e.target {
-                            return true;
-                        }
-                        let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
-                        s.0.join(&now.0);
-                        s.1.join(&now.1);
-                        s.2.join(&now.2);
-                        false
+                    ts.open_notifies.close(e.target, |(h, p, k)| {
+                        h.join(&now.0);
+                        p.join(&now.1);
+                        k.join(&now.2);
                     });
                 }
                 self.tick(t);
@@ -460,8 +449,8 @@ impl Detector for WcpDetector {
             }
             Kind::Notify | Kind::NotifyAll => {
                 let ts = self.thread(t);
-                let slot = NotifySlot::new(std::sync::Mutex::new(ts.payload()));
-                ts.open_notifies.push((e.target, slot.clone()));
+                let payload = ts.payload();
+                let slot = ts.open_notifies.open(e.target, payload);
                 self.notifies
                     .notify(e.target, idx, e.kind == Kind::NotifyAll, || slot);
                 self.tick(t);
