@@ -50,7 +50,7 @@ static CAN_RETRANSFORM: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 
 /// Sites allocated by the instrumenter go straight into the agent's table.
 /// Where the instrumenter's sites go: the agent's table, with the definition of the class
-/// they are in (`u32::MAX` for the JDK's classes).
+/// they are in (`runtime::NO_DEF` for the JDK's classes).
 struct AgentSites(&'static Agent, u32);
 
 impl sites::SiteSink for AgentSites {
@@ -535,7 +535,7 @@ unsafe extern "C" fn class_file_load_hook(
         // Which definition of its name this class is (a class defined by two loaders).
         let def = match name.as_deref() {
             Some(n) if !env.is_null() => a.note_definition(env, n, loader),
-            _ => u32::MAX,
+            _ => runtime::NO_DEF,
         };
         let out = instrument::instrument_with(bytes, &opts, bp, &fields, &mut AgentSites(a, def));
         if a.opts.barrier {
@@ -614,8 +614,13 @@ fn instrument_jdk_class(
             jdk: true,
             quiet_only,
         };
-        let out =
-            instrument::instrument_with(bytes, &opts, None, fields, &mut AgentSites(a, u32::MAX));
+        let out = instrument::instrument_with(
+            bytes,
+            &opts,
+            None,
+            fields,
+            &mut AgentSites(a, runtime::NO_DEF),
+        );
         a.stats
             .instrument_nanos
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -640,7 +645,7 @@ fn instrument_jdk_class(
         match jdkhooks::hook_class(
             name,
             current.as_deref().unwrap_or(bytes),
-            &mut AgentSites(a, u32::MAX),
+            &mut AgentSites(a, runtime::NO_DEF),
         ) {
             Ok(Some(nb)) => current = Some(nb),
             Ok(None) => {}

@@ -64,6 +64,7 @@ mod access;
 mod agent;
 mod barrier;
 mod defs;
+pub(crate) use defs::NO_DEF;
 mod emit;
 mod hooks;
 mod identity;

@@ -76,8 +76,8 @@ impl Agent {
         lock(&self.classes).entry(info.name.clone()).or_insert(info);
     }
 
-    /// Registers a site: interns its location (writing the record) and returns its id.
-    /// Registers a site of a class of definition `def` ([`defs`]; `u32::MAX`: a JDK class).
+    /// Registers a site of a class of definition `def` ([`defs`]; [`NO_DEF`]: a JDK class):
+    /// interns its location (writing the record) and returns its id.
     pub fn add_site(&self, site: Site, def: u32) -> i32 {
         let loc = self.intern_loc(site.loc.clone());
         let locks_only =

@@ -29,7 +29,7 @@ pub(super) struct ClassDefs {
 unsafe impl Send for ClassDefs {}
 
 /// A site that does not come from a class of the program (the JDK's classes).
-pub(super) const NO_DEF: u32 = u32::MAX;
+pub(crate) const NO_DEF: u32 = u32::MAX;
 
 /// How a class is named in the trace: its dotted name, with `#k` for its k-th definition.
 pub(super) fn class_display(dotted: &str, ordinal: u32) -> String {
