@@ -15,7 +15,8 @@
 //!   `release` and `wait` free it; re-entrant inner acquires and releases
 //!   ([`jrace_trace::FLAG_NESTED`]) do nothing;
 //! - keeps the hard edges: `fork(T)` before T's first event; `join(T)` only after T's
-//!   last event (T must have completed all its events); `wait → notify → wake`, where a
+//!   last event (T must have completed all its events), or after `fork(T)` when T has no
+//!   events; `wait → notify → wake`, where a
 //!   `wake` is matched with its notify as in the original trace ([`crate::sync`]) and
 //!   that notify may run only after the `wait` of every wake matched with it. A `wake`
 //!   with no matched notify gets no edge. ([`predictable_deadlocks`] lets a notify run
@@ -108,6 +109,8 @@ struct Search<'a> {
     dense: HashMap<u32, usize>,
     /// The fork event of each dense thread, if forked.
     fork_of: Vec<Option<usize>>,
+    /// The fork events of threads without events.
+    silent_fork: HashMap<u32, usize>,
     /// For reads: the write observed (event index) or `NONE` for the initial value.
     observed: Vec<u32>,
     /// For wakes: the matched notify.
@@ -144,8 +147,8 @@ impl<'a> Search<'a> {
             local.push(threads[d].len() as u32);
             threads[d].push(i);
         }
-        // Forked threads without events still get a dense slot (harmless).
         let mut fork_of = vec![None; threads.len()];
+        let mut silent_fork = HashMap::new();
         let mut observed = vec![NONE; n];
         let mut last_write: HashMap<u32, u32> = HashMap::new();
         let mut wake_notify = vec![None; n];
@@ -174,11 +177,12 @@ impl<'a> Search<'a> {
                     last_write.insert(e.target, i as u32);
                     nvars = nvars.max(e.target as usize + 1);
                 }
-                Kind::Fork => {
-                    if let Some(&d) = dense.get(&e.target) {
-                        fork_of[d] = Some(i);
+                Kind::Fork => match dense.get(&e.target) {
+                    Some(&d) => fork_of[d] = Some(i),
+                    None => {
+                        silent_fork.insert(e.target, i);
                     }
-                }
+                },
                 Kind::Wait => {
                     matcher.wait(e.thread, e.target, i as u64);
                     wait_of.insert(e.thread, i);
@@ -208,6 +212,7 @@ impl<'a> Search<'a> {
             threads,
             dense,
             fork_of,
+            silent_fork,
             observed,
             wake_notify,
             notify_waits,
@@ -272,7 +277,10 @@ impl<'a> Search<'a> {
             }
             Kind::Join => match self.dense.get(&e.target) {
                 Some(&c) => st.pos[c] as usize == self.threads[c].len(),
-                None => true,
+                None => self
+                    .silent_fork
+                    .get(&e.target)
+                    .is_none_or(|&f| self.done(&st.pos, f)),
             },
             _ => true,
         };

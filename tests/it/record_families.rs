@@ -29,24 +29,7 @@ use harness::{analyze, classes, record, reported, text, Suite};
 /// detectors' reports may end in ` [DET]` to cover one detector only. A listed check that
 /// fails is printed and tolerated; a listed check that passes fails the test, so that the
 /// entry is removed once the recorder is fixed.
-///
-/// ThreadStates's `silent` records no event: the models that build schedules (m2, mcm,
-/// said) then let `third`'s join of it run before main's fork of it, which Java does not
-/// (a join that waited follows the start); hb, shb and wcp are right.
-const KNOWN_RECORDER_GAPS: &[(&str, &str)] = &[
-    (
-        "ThreadStates",
-        "NORACE: families.ThreadStates.before @beforeW @thirdR [m2]",
-    ),
-    (
-        "ThreadStates",
-        "NORACE: families.ThreadStates.before @beforeW @thirdR [mcm]",
-    ),
-    (
-        "ThreadStates",
-        "NORACE: families.ThreadStates.before @beforeW @thirdR [said]",
-    ),
-];
+const KNOWN_RECORDER_GAPS: &[(&str, &str)] = &[];
 
 /// The detectors run on every program: all sound for their first race per variable.
 const DETECTORS: &str = "hb,shb,wcp,cp,m2,mcm,said";

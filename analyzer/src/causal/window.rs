@@ -286,7 +286,7 @@ impl<'g, 'a> Window<'g, 'a> {
                     }
                 }
                 Kind::Join => {
-                    if let Some(l) = g.thread_span(e.target).and_then(|(_, l)| local(l)) {
+                    if let Some(l) = g.facts.join_after(e.target).and_then(local) {
                         if l < k32 {
                             edges.push((l, k32));
                         }
@@ -784,15 +784,14 @@ impl<'g, 'a> Window<'g, 'a> {
         matches!(self.ev(k).kind, Kind::Branch | Kind::Enter | Kind::Exit)
     }
 
-    /// For a `join` event `k`: the joined thread's last event, when it is in the window
-    /// (before `k`).
+    /// For a `join` event `k`: the event it must follow, when it is in the window (before
+    /// `k`): the joined thread's last event, or its fork if it has no events.
     pub fn joined_end(&self, k: u32) -> Option<u32> {
         let e = self.ev(k);
         if e.kind != Kind::Join {
             return None;
         }
-        let (_, l) = self.g.thread_span(e.target)?;
-        let l = l as usize;
+        let l = self.g.facts.join_after(e.target)? as usize;
         (l >= self.start && l < self.start + self.len)
             .then(|| (l - self.start) as u32)
             .filter(|&l| l < k)

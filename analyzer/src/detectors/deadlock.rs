@@ -492,12 +492,17 @@ impl<'f> Closure<'f> {
                     self.need(w);
                 }
             }
-            Kind::Join => {
-                if let Some(c) = facts.dense_thread(e.target) {
+            Kind::Join => match facts.dense_thread(e.target) {
+                Some(c) => {
                     let len = facts.thread_events(c).len() as u32;
                     self.raise(c, len);
                 }
-            }
+                None => {
+                    if let Some(f) = facts.join_after(e.target) {
+                        self.need(f);
+                    }
+                }
+            },
             _ => {}
         }
         let before = self.before;

@@ -20,6 +20,8 @@ pub struct Facts<'a> {
     pub(crate) dense: HashMap<ThreadId, u32>,
     /// Per dense thread: its `fork` event, or `NONE`.
     pub(crate) fork_of: Vec<u32>,
+    /// The `fork` events of threads without events ([`Facts::join_after`]).
+    pub(crate) silent_fork: HashMap<ThreadId, u32>,
     /// Per read (plain or volatile): the write it observed in the trace, or `NONE`.
     pub(crate) observed: Vec<u32>,
     /// Per wake: the notify it was matched with, or `NONE`.
@@ -68,6 +70,7 @@ impl<'a> Facts<'a> {
             threads[d as usize].push(i as u32);
         }
         let mut fork_of = vec![NONE; threads.len()];
+        let mut silent_fork = HashMap::new();
         let mut observed = vec![NONE; n];
         let mut wake_notify = vec![NONE; n];
         let mut notify_waits: HashMap<u32, Vec<u32>> = HashMap::new();
@@ -101,11 +104,12 @@ impl<'a> Facts<'a> {
                     *last_write.get_mut(e.target) = i32_ + 1;
                     nvars = nvars.max(e.target as usize + 1);
                 }
-                Kind::Fork => {
-                    if let Some(&d) = dense.get(&e.target) {
-                        fork_of[d as usize] = i32_;
+                Kind::Fork => match dense.get(&e.target) {
+                    Some(&d) => fork_of[d as usize] = i32_,
+                    None => {
+                        silent_fork.insert(e.target, i32_);
                     }
-                }
+                },
                 Kind::Wait => {
                     matcher.wait(e.thread, e.target, i as u64);
                     wait_of.insert(e.thread, i32_);
@@ -148,6 +152,7 @@ impl<'a> Facts<'a> {
             threads,
             dense,
             fork_of,
+            silent_fork,
             observed,
             wake_notify,
             notify_waits,
@@ -250,6 +255,16 @@ impl<'a> Facts<'a> {
     pub fn thread_span(&self, t: ThreadId) -> Option<(u32, u32)> {
         let th = &self.threads[*self.dense.get(&t)? as usize];
         Some((*th.first()?, *th.last()?))
+    }
+
+    /// The event a `join` of thread `t` must follow, besides its own thread's: `t`'s last
+    /// event, or, when `t` recorded none, its `fork`. A join returns once its thread has
+    /// ended, so it follows the start even of a thread that ran no recorded code.
+    pub fn join_after(&self, t: ThreadId) -> Option<u32> {
+        match self.dense.get(&t) {
+            Some(&d) => self.threads[d as usize].last().copied(),
+            None => self.silent_fork.get(&t).copied(),
+        }
     }
 
     /// Adds must-happen-before edges `(from, to)` (event indices) to the rules every

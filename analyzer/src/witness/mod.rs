@@ -381,7 +381,8 @@ impl<'a> Facts<'a> {
     /// The events of `schedule` (ending with a racing pair) that the pair needs: per
     /// thread a prefix, closed under what each kept event needs to run as it does in the
     /// schedule (a read its writer, an acquire or wake the release before it, a notify
-    /// its wake, a begin its fork, a join the joined thread's end).
+    /// its wake, a begin its fork, a join the joined thread's last event or, if it has
+    /// none, its fork).
     fn needed_by_pair(&self, schedule: &[usize]) -> Vec<usize> {
         let n = schedule.len();
         let nt = self.threads.len();
@@ -390,7 +391,6 @@ impl<'a> Facts<'a> {
         let mut last_write: HashMap<u32, usize> = HashMap::default();
         let mut last_release: HashMap<u32, usize> = HashMap::default();
         let mut fork_of: HashMap<ThreadId, usize> = HashMap::default();
-        let mut end_of: HashMap<ThreadId, usize> = HashMap::default();
         let mut pos_of: HashMap<usize, usize> = HashMap::default();
         for (p, &i) in schedule.iter().enumerate() {
             let e = self.ev(i);
@@ -421,11 +421,9 @@ impl<'a> Facts<'a> {
                     None
                 }
                 Kind::Begin => fork_of.get(&e.thread).copied(),
-                Kind::End => {
-                    end_of.insert(e.thread, p);
-                    None
-                }
-                Kind::Join => end_of.get(&e.target).copied(),
+                Kind::Join => self
+                    .join_after(e.target)
+                    .and_then(|k| pos_of.get(&(k as usize)).copied()),
                 _ => None,
             };
             dep[p] = d.unwrap_or(usize::MAX);

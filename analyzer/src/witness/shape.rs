@@ -40,6 +40,7 @@ impl Facts<'_> {
         let mut edges: Vec<(u32, u32)> = Vec::new();
         let mut last_thread: HashMap<u32, u32> = HashMap::new();
         let mut first_of_thread: HashMap<u32, u32> = HashMap::new();
+        let mut fork_at: HashMap<u32, u32> = HashMap::new();
         let mut last_lock: HashMap<u32, u32> = HashMap::new();
         // Per variable: the last write and the reads since it.
         let mut var_state: HashMap<u32, (Option<u32>, Vec<u32>)> = HashMap::new();
@@ -68,9 +69,17 @@ impl Facts<'_> {
                     }
                 }
             }
-            // The child's events before its join (forks: below).
+            // The child's events before its join (forks: below); the fork of a child
+            // without events.
+            if e.kind == Kind::Fork {
+                fork_at.insert(e.target, s);
+            }
             if e.kind == Kind::Join {
-                if let Some(&q) = self.dense.get(&e.target).and_then(|c| last_thread.get(c)) {
+                let q = match self.dense.get(&e.target) {
+                    Some(c) => last_thread.get(c),
+                    None => fork_at.get(&e.target),
+                };
+                if let Some(&q) = q {
                     edges.push((q, s));
                 }
             }
@@ -233,10 +242,9 @@ impl Facts<'_> {
                 add(w);
             }
             if e.kind == Kind::Join {
-                if let Some(&u) = self.dense.get(&e.target) {
-                    for &j in &self.threads[u as usize] {
-                        add(j);
-                    }
+                match self.dense.get(&e.target) {
+                    Some(&u) => self.threads[u as usize].iter().for_each(|&j| add(j)),
+                    None => self.join_after(e.target).into_iter().for_each(&mut add),
                 }
             }
             for x in self.preds(i) {

@@ -342,6 +342,16 @@ impl Sim {
                             ),
                         ));
                     }
+                } else if let Some(fk) = f.join_after(e.target).filter(|&k| !self.done(f, k)) {
+                    return Err((
+                        Rule::Join,
+                        format!(
+                            "{} runs before thread {} is started by {}",
+                            f.describe(i),
+                            sym.thread_name(e.target),
+                            f.describe(fk as usize)
+                        ),
+                    ));
                 }
             }
             _ => {}

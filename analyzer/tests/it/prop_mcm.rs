@@ -76,6 +76,7 @@ struct Oracle<'a> {
     tix: Vec<usize>,
     local: Vec<usize>,
     fork_of: Vec<Option<usize>>,
+    silent_fork: HashMap<u32, usize>,
     keys: Vec<ValueKey>,
     init: Vec<Option<ValueKey>>,
     wake_notify: HashMap<usize, usize>,
@@ -118,6 +119,7 @@ impl<'a> Oracle<'a> {
             threads[d].push(i);
         }
         let mut fork_of = vec![None; threads.len()];
+        let mut silent_fork: HashMap<u32, usize> = HashMap::new();
         let mut m: NotifyMatcher<()> = NotifyMatcher::new();
         let mut wait_of: HashMap<u32, usize> = HashMap::new();
         let (mut wake_notify, mut wake_wait) = (HashMap::new(), HashMap::new());
@@ -130,11 +132,12 @@ impl<'a> Oracle<'a> {
                 nlocks = nlocks.max(e.target as usize + 1);
             }
             match e.kind {
-                Kind::Fork => {
-                    if let Some(&d) = dense.get(&e.target) {
-                        fork_of[d] = Some(i);
+                Kind::Fork => match dense.get(&e.target) {
+                    Some(&d) => fork_of[d] = Some(i),
+                    None => {
+                        silent_fork.insert(e.target, i);
                     }
-                }
+                },
                 Kind::Wait => {
                     m.wait(e.thread, e.target, i as u64);
                     wait_of.insert(e.thread, i);
@@ -197,6 +200,7 @@ impl<'a> Oracle<'a> {
             tix,
             local,
             fork_of,
+            silent_fork,
             keys,
             init,
             wake_notify,
@@ -291,15 +295,22 @@ impl<'a> Oracle<'a> {
                         None => self.pins[&i].iter().all(|&p| self.done(s, p)),
                     }
             }
-            // Conservative mode: a thread whose (last) read changed may not end.
-            Kind::Join => self
+            // Conservative mode: a thread whose (last) read changed may not end. A
+            // thread without events has ended once it started.
+            Kind::Join => match self
                 .threads
                 .iter()
                 .position(|th| self.ev[th[0]].thread == e.target)
-                .is_none_or(|c| {
+            {
+                Some(c) => {
                     self.threads[c].iter().all(|&j| self.done(s, j))
                         && !(self.conservative && s.taint[c])
-                }),
+                }
+                None => self
+                    .silent_fork
+                    .get(&e.target)
+                    .is_none_or(|&f| self.done(s, f)),
+            },
             _ => true,
         }
     }

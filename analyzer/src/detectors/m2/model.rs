@@ -245,8 +245,11 @@ impl<'a> Model<'a> {
                 }
                 Kind::Join => {
                     let c = (dense[e.target as usize] - 1) as usize;
+                    // The joined thread's last event, or its fork when it has none.
                     if let Some(&last) = chain[c].iter().rev().find(|&&x| (x as usize) < g) {
                         hard.push((last, g32));
+                    } else if let Some(&f) = fork_of.get(&(c as u32)) {
+                        hard.push((f, g32));
                     }
                 }
                 Kind::Wait => {
