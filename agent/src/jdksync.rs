@@ -12,7 +12,7 @@
 //! accesses, branches or calls is recorded. This orders whatever the program hands over
 //! through them, and the program's own calls keep their models on top
 //! ([`crate::runtime`]): locks as acquire/release (so that critical sections can be
-//! reordered), failed operations as nothing.
+//! reordered), a failed `tryLock` as nothing.
 //!
 //! The classes loaded before the recorder was ready (`ConcurrentHashMap`, `AtomicInteger`
 //! and a few more, by the JVM's start-up) are retransformed when it is.
@@ -57,6 +57,14 @@ pub fn is_jdk_sync_class(name: &str) -> bool {
         // whose notifyObservers() found it set (the program's observer runs after the
         // monitor is released: a lock alone would not order it).
         || name == "java/util/Observable"
+}
+
+/// JDK classes whose plain field and array accesses are the program's synchronization,
+/// as a fenced class's are: the array `VarHandle`s' implementations, whose plain-mode
+/// `get`/`set` (`VarHandle.get` on an array, `AtomicIntegerArray.getPlain`/`setPlain`)
+/// are a bare array load or store (their other modes end in ordered `Unsafe` calls).
+pub fn plain_accesses_sync(name: &str) -> bool {
+    name.starts_with("java/lang/invoke/VarHandle") && name.ends_with("$Array")
 }
 
 /// JDK classes whose monitors the program's own code may run under: streams and writers

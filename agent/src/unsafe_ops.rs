@@ -11,8 +11,11 @@
 //! generates `jrace/rt/U.java` with [`java_source`]. The plain writes of
 //! `jdk.internal.misc.Unsafe` (`putInt`, `putReference`, ...) are wrapped too and recorded
 //! as ordered ones (only the JDK uses that class, and it mixes plain writes and ordered
-//! reads on one field); its plain reads and those of `sun.misc.Unsafe` are left alone,
-//! and so are the forms on raw addresses (no object).
+//! reads on one field), and so are the plain reads and writes of both classes: a plain
+//! `VarHandle.get`, `AtomicInteger.getPlain()` or a library's plain `Unsafe` slot access
+//! is then synchronization like the ordered ones (it may hide a race through it, never
+//! invents one), and the predictive detectors see what it read. The forms on raw
+//! addresses (no object) are left alone.
 
 /// What a wrapped method does to the variable at `(o, offset)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,10 +24,12 @@ pub enum Op {
     Get,
     /// Writes it (`put*Volatile/Release/Opaque`, `putOrdered*`).
     Put,
-    /// Compare-and-set: reads and writes it when it returns true, nothing otherwise.
+    /// Compare-and-set: reads and writes it when it returns true; reads the value it
+    /// found otherwise (a strong CAS reads with volatile semantics either way, and the
+    /// thread goes on knowing the value was not the expected one).
     Cas,
     /// Compare-and-exchange: reads and writes it when the witness equals the expected
-    /// value, nothing otherwise (a failed exchange orders nothing, like a failed CAS).
+    /// value, reads the witness otherwise.
     Cax,
     /// `getAndAdd`, `getAndSet`, `getAndBitwiseOr/And/Xor`: reads and writes it.
     Add,
@@ -158,6 +163,16 @@ impl Method {
         }
     }
 
+    /// The name of the same class's volatile read of this method's type.
+    fn volatile_get(&self) -> String {
+        let t = if self.owner == SUN {
+            self.ty.sun_name()
+        } else {
+            self.ty.misc_name()
+        };
+        format!("get{t}Volatile")
+    }
+
     /// The wrapper's descriptor: the receiver first, the site last.
     pub fn wrapper_desc(&self) -> String {
         format!("(L{};{}", self.owner, &self.desc[1..]).replacen(")", "I)", 1)
@@ -172,9 +187,11 @@ pub fn all() -> Vec<Method> {
         let m = |name: String, op| Method::new(MISC, name, op, ty);
         // Plain writes too: the JDK mixes them with ordered accesses on one field (AQS
         // sets a node's `prev` plainly before publishing the node), and a read whose
-        // value no recorded write explains would cost mcm its races. (Plain reads order
-        // nothing and need no explaining: they are not recorded.)
-        for s in ["Volatile", "Acquire", "Opaque"] {
+        // value no recorded write explains would cost mcm its races. Plain reads too:
+        // `VarHandle.get` on a field and `AtomicInteger.getPlain()` end in one, and a
+        // read the trace does not show is a dependence the predictive detectors cannot
+        // see (they would run a section that read a flag before the write it read).
+        for s in ["", "Volatile", "Acquire", "Opaque"] {
             v.push(m(format!("get{t}{s}"), Op::Get));
         }
         for s in ["", "Volatile", "Release", "Opaque"] {
@@ -198,8 +215,12 @@ pub fn all() -> Vec<Method> {
         }
         let t = ty.sun_name();
         let m = |name: String, op| Method::new(SUN, name, op, ty);
-        v.push(m(format!("get{t}Volatile"), Op::Get));
-        v.push(m(format!("put{t}Volatile"), Op::Put));
+        // Plain ones too, for the same reasons (a library's own ring buffer writes a slot
+        // plainly and publishes it with an ordered write of an index).
+        for s in ["", "Volatile"] {
+            v.push(m(format!("get{t}{s}"), Op::Get));
+            v.push(m(format!("put{t}{s}"), Op::Put));
+        }
         if matches!(ty, Ty::Int | Ty::Long | Ty::Ref) {
             v.push(m(format!("putOrdered{t}"), Op::Put));
             v.push(m(format!("compareAndSwap{t}"), Op::Cas));
@@ -266,13 +287,20 @@ pub fn java_source() -> String {
             Op::Get => format!("{t} r = {call}; R.uR(o, off, {}, site); return r;", l("r")),
             Op::Put if reference => format!("{call}; R.uWA(o, off, x, site);"),
             Op::Put => format!("{call}; R.uW(o, off, {}, site);", l("x")),
-            Op::Cas if reference => {
-                format!("boolean ok = {call}; if (ok) R.uRWA(o, off, e, x, site); return ok;")
-            }
+            // A failed one: the value it found, read again under the stripe lock (every
+            // recorded write of the variable takes it, so the value is the one the
+            // operation saw).
+            Op::Cas if reference => format!(
+                "boolean ok = {call}; if (ok) R.uRWA(o, off, e, x, site); \
+                 else R.uRA(o, off, u.{get}(o, off), site); return ok;",
+                get = m.volatile_get()
+            ),
             Op::Cas => format!(
-                "boolean ok = {call}; if (ok) R.uRW(o, off, {}, {}, site); return ok;",
+                "boolean ok = {call}; if (ok) R.uRW(o, off, {}, {}, site); \
+                 else R.uR(o, off, {}, site); return ok;",
                 l("e"),
-                l("x")
+                l("x"),
+                l(&format!("u.{}(o, off)", m.volatile_get()))
             ),
             Op::Cax => {
                 let same = match m.ty {
@@ -283,12 +311,17 @@ pub fn java_source() -> String {
                     _ => "r == e".to_string(),
                 };
                 if reference {
-                    format!("{t} r = {call}; if ({same}) R.uRWA(o, off, r, x, site); return r;")
+                    format!(
+                        "{t} r = {call}; if ({same}) R.uRWA(o, off, r, x, site); \
+                         else R.uRA(o, off, r, site); return r;"
+                    )
                 } else {
                     format!(
-                        "{t} r = {call}; if ({same}) R.uRW(o, off, {}, {}, site); return r;",
+                        "{t} r = {call}; if ({same}) R.uRW(o, off, {}, {}, site); \
+                         else R.uR(o, off, {}, site); return r;",
                         l("r"),
-                        l("x")
+                        l("x"),
+                        l("r")
                     )
                 }
             }
@@ -358,11 +391,14 @@ mod tests {
         )
         .is_some());
         assert!(lookup(SUN, "getAndAddLong", "(Ljava/lang/Object;JJ)J").is_some());
-        // sun.misc's plain accesses, raw addresses, other classes: not wrapped.
+        // Plain accesses on objects are wrapped; raw addresses, other classes are not.
         assert!(lookup(MISC, "putInt", "(Ljava/lang/Object;JI)V").is_some());
-        assert!(lookup(MISC, "getInt", "(Ljava/lang/Object;J)I").is_none());
-        assert!(lookup(SUN, "getInt", "(Ljava/lang/Object;J)I").is_none());
+        let plain = lookup(MISC, "getInt", "(Ljava/lang/Object;J)I").unwrap();
+        assert_eq!((plain.op, plain.ty), (Op::Get, Ty::Int));
+        assert!(lookup(SUN, "getInt", "(Ljava/lang/Object;J)I").is_some());
+        assert!(lookup(SUN, "putObject", "(Ljava/lang/Object;JLjava/lang/Object;)V").is_some());
         assert!(lookup(MISC, "getIntVolatile", "(J)I").is_none());
+        assert!(lookup(SUN, "getInt", "(J)I").is_none());
         assert!(lookup("java/lang/Foo", "getIntVolatile", "(Ljava/lang/Object;J)I").is_none());
         // No Boolean getAndAdd, no Float bitwise.
         assert!(lookup(MISC, "getAndAddBoolean", "(Ljava/lang/Object;JZ)Z").is_none());

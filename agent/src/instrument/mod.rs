@@ -204,7 +204,8 @@ pub fn instrument_with(
         jdk: opts.jdk,
         // The JDK's fenced classes have their plain accesses instrumented for that alone;
         // the program's are instrumented anyway, fences only make them synchronization.
-        fenced: uses_fences(&cf, !opts.jdk),
+        fenced: uses_fences(&cf, !opts.jdk)
+            || (opts.jdk && crate::jdksync::plain_accesses_sync(&info.name)),
     };
     let mut modified = false;
     for mi in 0..cf.methods.len() {
