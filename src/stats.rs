@@ -73,7 +73,7 @@ pub(crate) fn stats(path: &Path) -> Result<ExitCode> {
         let _ = writeln!(
             s,
             "JDK reads dropped: {} (the JDK's own synchronization read a value whose writer was \
-             not recorded: a failed operation's, or class loading's)",
+             not recorded: class loading's, or a modelled lock call's)",
             src.jdk_reads_dropped()
         );
     }

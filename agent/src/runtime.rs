@@ -114,8 +114,11 @@ pub struct SiteEntry {
 /// loaded and described).
 #[derive(Clone, Copy, Debug)]
 enum Resolved {
-    /// Record nothing (final fields).
+    /// Record nothing (fields of classes not instrumented, final instance fields written).
     Skip,
+    /// A read of a final instance field: not recorded (its value is the constructor's),
+    /// only followed for implicit branches ([`Cx::final_read`]).
+    FinalRead,
     /// A field: its static name, whether volatile, and the class-initialization marker
     /// (static name) of the declaring class when that class has an instrumented `<clinit>`.
     Field {
@@ -674,6 +677,14 @@ struct SinceBranch {
 impl SinceBranch {
     fn any(&self) -> bool {
         self.prim || self.any_address || !self.refs.is_empty()
+    }
+    /// A reference read since the last branch (past 16 of them: any address).
+    fn note_ref(&mut self, v: u64) {
+        if self.refs.len() >= 16 {
+            self.any_address = true;
+        } else if !self.refs.contains(&v) {
+            self.refs.push(v);
+        }
     }
     fn clear(&mut self) {
         self.refs.clear();

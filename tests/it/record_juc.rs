@@ -19,6 +19,21 @@ const RUNS: u32 = 20;
 
 const DETECTORS: &str = "hb,shb,wcp,cp,m2,mcm,said,rdit";
 
+/// A `tryLock()` that fails is recorded as nothing: the thread goes on knowing the lock is
+/// held, so what it does next follows the holder's `lock()`, which nothing in the trace
+/// shows. (A compare-and-set or a `j.u.c` operation that fails is recorded as what it
+/// read.)
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    ("FailedOps", "NORACE: juc.FailedOps.tried [hb]"),
+    ("FailedOps", "NORACE: juc.FailedOps.tried [shb]"),
+    ("FailedOps", "NORACE: juc.FailedOps.tried [wcp]"),
+    ("FailedOps", "NORACE: juc.FailedOps.tried [cp]"),
+    ("FailedOps", "NORACE: juc.FailedOps.tried [m2]"),
+    ("FailedOps", "NORACE: juc.FailedOps.tried [mcm]"),
+    ("FailedOps", "NORACE: juc.FailedOps.tried [said]"),
+    ("FailedOps", "NORACE: juc.FailedOps.tried [rdit]"),
+];
+
 fn suite() -> Suite {
     Suite {
         name: "juc",
@@ -26,7 +41,7 @@ fn suite() -> Suite {
         detectors: DETECTORS,
         informative: "",
         verify_in_recording: false,
-        gaps: &[],
+        gaps: KNOWN_GAPS,
         gaps_must_show: true,
         java: None,
     }
@@ -55,7 +70,7 @@ programs! {
     parallel_stream_collect => "ParallelCollect" x RUNS,
     asynchronous_accept_handler => "AsyncAccept" x RUNS,
     collections_shared_without_their_lock => "SyncViews" x RUNS,
-    failed_operations_order_nothing => "FailedOps" x RUNS,
+    failed_operations_order_what_they_read => "FailedOps" x RUNS,
     a_thread_ends_holding_a_lock => "LockHeldAtEnd" x RUNS,
     the_jvm_exits_while_a_lock_is_held => "LockHeldAtExit" x RUNS,
     compare_and_set_spin_locks => "CasSpinLock" x CATALOGUE_RUNS,
@@ -146,8 +161,8 @@ fn a_newer_jdk_records_the_same_races() {
         ),
         (
             "juc.FailedOps",
+            // `tried`: the known gap (KNOWN_GAPS).
             &[
-                "juc.FailedOps.cased",
                 "juc.FailedOps.offered",
                 "juc.FailedOps.polled",
                 "juc.FailedOps.removed",

@@ -39,15 +39,6 @@ impl Cx<'_> {
             Some(v) => e = e.with_value(v),
             None => {}
         }
-        if self.jdk {
-            if let Some(c) = self.t.open_calls.last_mut() {
-                if c.mode == ordered::OpenMode::Hold {
-                    // Held back until the modelled call returns ([`ordered`]).
-                    c.held.push((s, e));
-                    return;
-                }
-            }
-        }
         self.append(s, &e);
     }
 
@@ -80,13 +71,7 @@ impl Cx<'_> {
                     None => sb.any_address = true,
                     // A null read decides a branch as well as any value.
                     Some(0) if self.ref_value => sb.prim = true,
-                    Some(v) if self.ref_value => {
-                        if sb.refs.len() >= 16 {
-                            sb.any_address = true;
-                        } else if !sb.refs.contains(&(v as u64)) {
-                            sb.refs.push(v as u64);
-                        }
-                    }
+                    Some(v) if self.ref_value => sb.note_ref(v as u64),
                     Some(_) => sb.prim = true,
                 }
             }

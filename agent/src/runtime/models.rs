@@ -5,7 +5,7 @@
 //! | receiver | model |
 //! |---|---|
 //! | `ReentrantLock`, the read and write locks of a `ReentrantReadWriteLock`, their `Condition`s | acquire/release, wait/wake, notify (the lock being the lock's `sync`); the JDK's own events inside the call are dropped, so that the detectors may reorder critical sections; a `tryLock` that fails is nothing |
-//! | any other `java.util.concurrent` class (queues, maps, latches, semaphores, barriers, executors, futures, ...) | the JDK's own events inside the call ([`crate::jdksync`]), written when the call succeeded and dropped when it failed ([`failed`]): a failed operation orders nothing |
+//! | any other `java.util.concurrent` class (queues, maps, latches, semaphores, barriers, executors, futures, ...) | the JDK's own events inside the call ([`crate::jdksync`]), whether it succeeds or fails: a `poll()` that found the queue empty read what the last operation on it left |
 //! | atomics | nothing more: their operations are recorded where they happen ([`super::ordered`]) |
 //! | the JDK's mutable collections (`ArrayList`, `HashMap`, ...) | a read or a write of `<collection>.$state` ([`lib_op`]) |
 //! | `ArrayList`'s and `LinkedList`'s `get(int)` and `set(int, E)` | a read of its `$state` and a read or write of element `<list>[index]` (static name `CLASS.$element`, `java.util.ArrayList.$element`): setting different elements from different threads is no race, as with an array |
@@ -66,8 +66,8 @@ pub(super) enum When {
 pub(super) enum Ret {
     Void,
     Bool(bool),
-    /// A reference (null for a failed poll/get/...).
-    Ref(jobject),
+    /// A reference (no model looks at it).
+    Ref,
 }
 
 /// How a library method acts on the state it touches, by its name.
@@ -152,56 +152,6 @@ pub(super) fn lib_op(name: &str) -> LibOp {
         | "setElementAt"
         | "removeRange" => LibOp::Write,
         _ => LibOp::Read,
-    }
-}
-
-/// Whether a call (name, descriptor) that returned `ret` failed: it found nothing, changed
-/// nothing, or timed out, and so orders nothing (`poll()`/`peek()`/a map's `get(k)`
-/// returning null, `offer`, `remove(x)`, `contains`, `tryAcquire`, `await(timeout)`,
-/// `awaitTermination`, `isDone` returning false, `isEmpty` returning true). A future's
-/// `get()` returning null did not fail (the task's result is null).
-pub(super) fn failed(name: &str, desc: &str, ret: Ret) -> bool {
-    match ret {
-        Ret::Void => false,
-        Ret::Bool(b) => match name {
-            "isEmpty" => b,
-            // false is itself an observation (the element is there, or nothing to do).
-            "add" | "addAll" | "equals" | "addIfAbsent" | "addAllAbsent" => false,
-            _ => !b,
-        },
-        Ret::Ref(r) => {
-            // Lookups by key: a map's get(k), remove(k).
-            let by_key = desc == "(Ljava/lang/Object;)Ljava/lang/Object;";
-            r.is_null()
-                && (by_key && matches!(name, "get" | "remove")
-                    || matches!(
-                        name,
-                        "poll"
-                            | "pollFirst"
-                            | "pollLast"
-                            | "peek"
-                            | "peekFirst"
-                            | "peekLast"
-                            | "replace"
-                            | "computeIfPresent"
-                            | "firstEntry"
-                            | "lastEntry"
-                            | "pollFirstEntry"
-                            | "pollLastEntry"
-                            | "ceiling"
-                            | "floor"
-                            | "higher"
-                            | "lower"
-                            | "ceilingEntry"
-                            | "floorEntry"
-                            | "higherEntry"
-                            | "lowerEntry"
-                            | "ceilingKey"
-                            | "floorKey"
-                            | "higherKey"
-                            | "lowerKey"
-                    ))
-        }
     }
 }
 
@@ -588,8 +538,8 @@ impl Cx<'_> {
         let Some(e) = self.a.sites.get(site) else {
             return;
         };
-        let (name, desc): (&str, &str) = match &e.site.kind {
-            SiteKind::Call { name, desc, .. } => (name, desc),
+        let name: &str = match &e.site.kind {
+            SiteKind::Call { name, .. } => name,
             _ => return,
         };
         let op = lib_op(name);
@@ -607,11 +557,9 @@ impl Cx<'_> {
         } else {
             m
         };
-        if let When::After(ret) = when {
-            // The call's own open call first: what it held back is written or dropped
-            // before anything the model adds.
-            let keep = m != ClassModel::Concurrent || !failed(name, desc, ret);
-            self.close_call(site, keep);
+        if let When::After(_) = when {
+            // The call's own open call first, before anything the model adds.
+            self.close_call(site);
         }
         match m {
             ClassModel::None | ClassModel::Thread => {}
@@ -664,11 +612,9 @@ impl Cx<'_> {
                     self.open_call(site, OpenMode::Drop);
                 }
             }
-            ClassModel::Concurrent => {
-                if before {
-                    self.open_call(site, OpenMode::Hold);
-                }
-            }
+            // Its events are the JDK's own, written as they happen, whether the call
+            // succeeds or fails ([`super::ordered`]).
+            ClassModel::Concurrent => {}
             ClassModel::Collection | ClassModel::List | ClassModel::View => {
                 let Owner::State(owner, sid) = owner else {
                     return;

@@ -252,8 +252,8 @@ pub(super) unsafe extern "C" fn after_z(env: Env, _: jclass, r: jboolean, o: job
         cx.call(When::After(Ret::Bool(r != 0)), o, site)
     });
 }
-pub(super) unsafe extern "C" fn after_a(env: Env, _: jclass, r: jobject, o: jobject, site: jint) {
-    hook(env, site, |cx| cx.call(When::After(Ret::Ref(r)), o, site));
+pub(super) unsafe extern "C" fn after_a(env: Env, _: jclass, _r: jobject, o: jobject, site: jint) {
+    hook(env, site, |cx| cx.call(When::After(Ret::Ref), o, site));
 }
 /// [`before`] of `set(int, E)` on a list, with the index.
 pub(super) unsafe extern "C" fn before_i(env: Env, _: jclass, o: jobject, i: jint, site: jint) {
@@ -265,13 +265,13 @@ pub(super) unsafe extern "C" fn before_i(env: Env, _: jclass, o: jobject, i: jin
 pub(super) unsafe extern "C" fn after_a_i(
     env: Env,
     _: jclass,
-    r: jobject,
+    _r: jobject,
     o: jobject,
     i: jint,
     site: jint,
 ) {
     hook(env, site, |cx| {
-        cx.call_indexed(When::After(Ret::Ref(r)), o, site, Some(i))
+        cx.call_indexed(When::After(Ret::Ref), o, site, Some(i))
     });
 }
 pub(super) unsafe extern "C" fn tenter(env: Env, _: jclass, o: jobject, site: jint) {

@@ -13,7 +13,10 @@
 //! makes the stamps strictly increasing across that hand-over. What an operation read and
 //! wrote is recorded as its value (references as object ids): a compare-and-set that
 //! succeeded is a volatile read of the expected value followed by a volatile write of the
-//! new one; one that failed is nothing, like any failed operation (it orders nothing).
+//! new one; one that failed is a volatile read of the value it found (a strong
+//! compare-and-set reads with volatile semantics whether or not it succeeds, and the
+//! thread goes on knowing that value: `if (!state.compareAndSet(PENDING, CANCELLED))`
+//! follows the other thread's `compareAndSet(PENDING, DONE)`).
 //!
 //! # Which variable an `Unsafe` offset is
 //! The wrappers pass `(object, offset)`. Per class, the offsets of its fields (inherited
@@ -25,14 +28,17 @@
 //!
 //! # The JDK's events inside a modelled call
 //! A call of the program that the recorder models itself (a `ReentrantLock`'s `lock`, a
-//! queue's `poll`, ...) opens an [`OpenCall`]. Events of JDK code ([`Cx::jdk`]) that run
-//! inside it are either dropped (locks and conditions: the model records an acquire or a
-//! release instead, which the detectors may reorder) or held back until the call returns:
-//! then they are written if the call succeeded and dropped if it failed (`poll()` that
-//! returned null, `remove(x)` or `offer(x)` that returned false, a `tryAcquire` that
-//! returned false, ...): a failed operation orders nothing. Any event of the program's
+//! synchronized collection's operation) opens an [`OpenCall`]. Events of JDK code
+//! ([`Cx::jdk`]) that run inside a lock's call are dropped (the model records an acquire
+//! or a release instead, which the detectors may reorder). Any event of the program's
 //! own code inside an open call (a callback the call runs, or the code after a call that
-//! ended by an exception) first writes what was held back and closes the call.
+//! ended by an exception) closes the call.
+//!
+//! The other `java.util.concurrent` calls are not modelled: their events are written as
+//! they happen, whether the call succeeds or fails. A `poll()` that found the queue
+//! empty, a map's `get(k)` that found no mapping, a `tryAcquire` that found no permit
+//! read what another thread's operation left, and the thread goes on knowing it (`while
+//! (map.get(k) != null)` ends only after the other thread's `remove(k)`).
 
 use super::*;
 
@@ -66,8 +72,6 @@ impl SiteFlags {
 pub(super) struct OpenCall {
     pub(super) site: i32,
     pub(super) mode: OpenMode,
-    /// Held back: (stamp, event).
-    pub(super) held: Vec<(u64, Event)>,
 }
 
 /// What an open call does with the JDK's events inside it.
@@ -75,8 +79,6 @@ pub(super) struct OpenCall {
 pub(super) enum OpenMode {
     /// Drops them (the model records the call itself).
     Drop,
-    /// Holds them back until the call returns.
-    Hold,
     /// Writes them, and when the JDK enters a monitor, a read or write of the `$state` of
     /// collection `owner` right after, at the call's location `loc` (a synchronized
     /// collection's operation, inside its monitor); `owner` is 0 once written, or when
@@ -146,19 +148,12 @@ impl Cx<'_> {
 
     /// Opens a modelled call (after its own `before` events were written).
     pub(super) fn open_call(&mut self, site: i32, mode: OpenMode) {
-        // The program calls from inside open calls (a callback: a mapping function of
-        // `computeIfAbsent`, a thread factory of a pool): what they held back happened
-        // before this call, and goes first (a nested call, closed first, would otherwise
-        // write its events before theirs).
+        // The program calls from inside open calls (a callback): they are over for it.
         if !self.jdk && !self.t.open_calls.is_empty() {
             self.close_open_calls();
         }
         if self.t.open_calls.len() < 64 {
-            self.t.open_calls.push(OpenCall {
-                site,
-                mode,
-                held: Vec::new(),
-            });
+            self.t.open_calls.push(OpenCall { site, mode });
         }
     }
 
@@ -183,32 +178,19 @@ impl Cx<'_> {
         }
     }
 
-    /// Closes the innermost open call if it is `site`'s: writes what it held back when
-    /// `keep`, drops it otherwise. True when it was open.
-    pub(super) fn close_call(&mut self, site: i32, keep: bool) -> bool {
+    /// Closes the innermost open call if it is `site`'s. True when it was open.
+    pub(super) fn close_call(&mut self, site: i32) -> bool {
         if self.t.open_calls.last().map(|c| c.site) != Some(site) {
             return false;
         }
-        let c = self.t.open_calls.pop().unwrap();
-        if keep {
-            self.write_held(c.held);
-        }
+        self.t.open_calls.pop();
         true
     }
 
     /// Program code runs inside open calls: they are over (or called back into the
-    /// program); keep what they held back.
+    /// program).
     pub(super) fn close_open_calls(&mut self) {
-        let calls = std::mem::take(&mut self.t.open_calls);
-        for c in calls {
-            self.write_held(c.held);
-        }
-    }
-
-    fn write_held(&mut self, held: Vec<(u64, Event)>) {
-        for (s, e) in held {
-            self.append(s, &e);
-        }
+        self.t.open_calls.clear();
     }
 
     /// After a read in JDK code: the branch that code may take on it (its own branches are

@@ -60,7 +60,11 @@ pub(super) unsafe fn resolve_site(a: &Agent, env: *mut JNIEnv, e: &SiteEntry) ->
             );
             let is_final = flags & ACC_FINAL != 0;
             if is_final && !is_static {
-                return Resolved::Skip;
+                return if matches!(site.kind, SiteKind::FieldRead { .. }) {
+                    Resolved::FinalRead
+                } else {
+                    Resolved::Skip
+                };
             }
             // The definition the site's class sees, when the class is defined twice.
             let ordinal = if env.is_null() || e.def == defs::NO_DEF {

@@ -12,11 +12,30 @@ import java.util.concurrent.locks.LockSupport;
 //   written before `ready = true`, read after the reader saw ready == true
 // NORACE: families.VolatilePub.ready
 //   volatile: never a data race
+// NORACE: long[]
+//   a Holder's final array, filled by its constructor, read by a thread that found the
+//   Holder through the volatile `holder` (the array is reached through a final field,
+//   which is not recorded)
 public class VolatilePub {
     static int data;
     static int late;
     static int early;
     static volatile boolean ready;
+
+    static final class Holder {
+        final long[] slots;
+
+        Holder(long v) {
+            slots = new long[4];
+            slots[1] = v;
+        }
+
+        long get() {
+            return slots[1];
+        }
+    }
+
+    static volatile Holder holder = new Holder(1);
 
     static void writer() {
         early = 1; // @earlyW
@@ -44,6 +63,19 @@ public class VolatilePub {
         w.start();
         r.join();
         w.join();
+        Thread p = new Thread(() -> holder = new Holder(2), "publisher");
+        long[] seen = new long[1];
+        Thread f = new Thread(() -> {
+            LockSupport.parkNanos(30_000_000); // the publisher first, usually
+            seen[0] = holder.get();
+        }, "finalReader");
+        p.start();
+        f.start();
+        p.join();
+        f.join();
+        if (seen[0] != 1 && seen[0] != 2) {
+            throw new AssertionError(seen[0]);
+        }
         System.out.println("data=" + data + " late=" + late);
     }
 }

@@ -14,8 +14,7 @@ import java.util.concurrent.locks.LockSupport;
 //   the adder writes `after` past its last getAndAdd; the spinner reads it past its last
 //   spin
 // RACE: juc.AtomicSpin.lost @lostA @lostB
-//   both threads add to `lost` before their first atomic operation (the spinner's is a
-//   compareAndSet that fails, which orders nothing)
+//   both threads add to `lost` before their first atomic operation
 // NORACE: juc.AtomicSpin.viaAtomic
 //   written by the adder before counter.getAndAdd, by the spinner after it saw the sum
 // NORACE: juc.AtomicSpin.viaArray

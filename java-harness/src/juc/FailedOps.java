@@ -6,23 +6,27 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
-// Shape: operations that fail order nothing. Each pair of threads meets in a concurrent
-// object whose operations a lock or a CAS implements, but the second thread's operation
-// fails (finds nothing, changes nothing), so nothing the first did before is ordered
-// before what the second does after: ArrayBlockingQueue.remove(x) of an absent element,
-// poll() of an empty queue, offer() to a full one, tryLock() of a held lock, a failed
-// compareAndSet. A successful remove(x) does order (the trap).
+// Shape: operations that fail. A failed operation still read what the last operation on
+// the object left, and the thread goes on knowing it: it orders the thread after that
+// operation, but not after operations that came later. Here the second thread's
+// ArrayBlockingQueue.remove(x) of an absent element, poll() of an empty queue and
+// offer() to a full one run before the first thread's operations on those queues (it
+// waits a moment): nothing orders the first thread's writes before them. Its tryLock()
+// fails while the first thread holds the lock, and its compareAndSet(0, 2) fails on the
+// 1 the first thread set: both can only fail after the first thread's writes before them.
+// A successful remove(x) orders too (the trap).
 //
 // RACE: juc.FailedOps.removed @removedA @removedB
-//   the first thread puts, the second's remove(2) finds nothing (2 is never put)
+//   the second thread's remove(2) finds nothing (2 is never put), before the first puts
 // RACE: juc.FailedOps.polled @polledA @polledB
-//   both threads poll an always empty queue (each poll takes the queue's lock)
+//   both threads poll an always empty queue, the second first
 // RACE: juc.FailedOps.offered @offeredA @offeredB
-//   both threads offer to a queue that is full from the start
-// RACE: juc.FailedOps.tried @triedA @triedB
-//   the first thread holds the lock for a second; the second's tryLock() fails meanwhile
-// RACE: juc.FailedOps.cased @casedA @casedB
-//   the first thread sets `flag`; the second's compareAndSet(0, 2) fails on it later
+//   both threads offer to a queue that is full from the start, the second first
+// NORACE: juc.FailedOps.tried
+//   the second thread's tryLock() fails while the first holds the lock, which it took
+//   after its write
+// NORACE: juc.FailedOps.cased
+//   the second thread's compareAndSet(0, 2) fails on the 1 the first set after its write
 // NORACE: juc.FailedOps.handed
 //   written before put(1), read after a remove(1) that found the element
 public class FailedOps {
@@ -40,6 +44,7 @@ public class FailedOps {
     static int handed;
 
     static void first() throws InterruptedException {
+        Thread.sleep(200); // the second thread's failing operations first
         removed = 1; // @removedA
         q1.put(1);
         polled = 1; // @polledA
@@ -69,12 +74,12 @@ public class FailedOps {
         if (!full.offer(8)) {
             offered = 2; // @offeredB
         }
+        Thread.sleep(400); // the first thread has put(1) by now, usually
         while (!q2.remove(1)) {
             LockSupport.parkNanos(50_000); // back off: keeps the trace short
         }
         int h = handed;
         // The first thread holds `lock` and has set `flag` by now (it sleeps a second).
-        Thread.sleep(300);
         if (!lock.tryLock()) {
             tried = 2; // @triedB
         } else {

@@ -587,9 +587,9 @@ impl TraceReader {
 impl TraceReader {
     /// Whether to return a synchronizing access (tracking what each synchronizing variable
     /// holds): a read of the JDK's own synchronization ([`FLAG_JDK`]) whose value is not
-    /// what the variable holds is dropped. Its writer was not recorded (an operation of a
-    /// failed call, dropped since it orders nothing; code the JDK runs quietly, such as
-    /// class loading), and what it read only decided JDK code the trace does not show: it
+    /// what the variable holds is dropped. Its writer was not recorded (code the JDK runs
+    /// quietly, such as class loading; the JDK's events inside a lock's call, which the
+    /// lock's model replaces), and what it read only decided JDK code the trace does not show: it
     /// can neither order nor constrain anything. (FORMAT.md §7.)
     #[inline]
     fn keep_sync(&mut self, e: &Event) -> bool {
