@@ -146,7 +146,10 @@ fn between_racing_accesses(dir: &Path) -> Vec<String> {
             lines.join("\n")
         );
     };
-    assert!(a < b, "the first access comes first:\n{}", lines.join("\n"));
+    // A read's hook runs after its load: when the replay held the read's thread there
+    // until the write, the read may have returned the value from before it, and the
+    // trace's reader puts such a read first (stale reads). Back to back either way.
+    let (a, b) = (a.min(b), a.max(b));
     lines[a + 1..b]
         .iter()
         .filter(|l| {

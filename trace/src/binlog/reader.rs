@@ -188,8 +188,9 @@ const NONE: usize = usize::MAX;
 /// not have. When the merge is about to return a plain write of `x`, and another thread's
 /// next event is a plain read of `x` that has the value `x` holds now but not the write's
 /// (before any write or read of `x`: the value 0, the JVM's initial value of every field
-/// and element), that read is returned first; so is a `branch` before such a read, and a
-/// `begin` whose `fork` was returned (a thread's first read also writes its `begin`).
+/// and element), that read is returned first; so are the branches and volatile reads
+/// just before such a read (a class's initialization marker, [`StaleReads::lead`]), and
+/// a `begin` whose `fork` was returned (a thread's first read also writes its `begin`).
 /// Only those next events of that thread move, and only before events of other threads,
 /// so each thread's order and every synchronization order stay as recorded: the result
 /// is an interleaving of the same per-thread runs in which that read returns the value it
@@ -260,16 +261,19 @@ impl StaleReads {
     }
 
     /// The read a stream whose next events are `next` would move for: the first of them,
-    /// or the second after a branch or `begin`.
+    /// or the first after up to three of a `begin`, branches and volatile reads (a
+    /// thread's first access to a class's field reads the class's initialization marker
+    /// first, and branches on it: [`StaleReads`] moves those too, before a plain write of
+    /// another variable, which orders nothing they touch).
     fn lead(next: &[(u64, Event)]) -> Option<&Event> {
-        let is_read = |e: &Event| e.kind == Kind::Read && e.has_value();
-        match next {
-            [(_, e), ..] if is_read(e) => Some(e),
-            [(_, h), (_, e), ..] if matches!(h.kind, Kind::Branch | Kind::Begin) && is_read(e) => {
-                Some(e)
-            }
-            _ => None,
-        }
+        let skip = next
+            .iter()
+            .take(3)
+            .take_while(|(_, h)| matches!(h.kind, Kind::Branch | Kind::Begin | Kind::VRead))
+            .count();
+        next.get(skip)
+            .map(|(_, e)| e)
+            .filter(|e| e.kind == Kind::Read && e.has_value())
     }
 
     /// Stream `i`, whose next events are `next`, went into the heap (or its head moved).
@@ -478,7 +482,7 @@ impl TraceReader {
             jdk_reads_dropped: 0,
             meta_unfinished,
         };
-        r.stale.on = r.meta.get("recorder").map(String::as_str) == Some("jrace-agent");
+        r.stale.on = r.recorded_by_agent();
         for (i, t) in opened.into_iter().enumerate() {
             let mut s = Stream::new(t);
             if s.refill(i, &r.decoders, &r.limits)? {
@@ -535,7 +539,8 @@ impl TraceReader {
 
     /// A stream in the heap whose next event is a plain read of `w`'s variable that has
     /// the value the variable holds now (0 if nothing was returned of it yet) and not
-    /// `w`'s ([`StaleReads`]).
+    /// `w`'s, after only branches, its `begin` and volatile reads of what was already
+    /// written ([`StaleReads`]).
     fn stale_read_before(&self, w: &Event) -> Option<usize> {
         let heads = self.stale.heads.get(&w.target)?;
         let now = self.stale.get(w.target);
@@ -547,6 +552,10 @@ impl TraceReader {
                     && now.map_or(r.value == 0, |v| v == r.value)
                     && r.thread != w.thread
                     && (next[0].1.kind != Kind::Begin || self.stale.forked.contains(&r.thread))
+                    // A volatile read moved with it read a write already returned.
+                    && next.iter().take_while(|(_, h)| h.kind != Kind::Read).all(|(_, h)| {
+                        h.kind != Kind::VRead || self.sync_values.get(&h.target) == Some(&h.value)
+                    })
             })
         })
     }
@@ -589,8 +598,8 @@ impl TraceReader {
     /// holds): a read of the JDK's own synchronization ([`FLAG_JDK`]) whose value is not
     /// what the variable holds is dropped. Its writer was not recorded (code the JDK runs
     /// quietly, such as class loading; the JDK's events inside a lock's call, which the
-    /// lock's model replaces), and what it read only decided JDK code the trace does not show: it
-    /// can neither order nor constrain anything. (FORMAT.md §7.)
+    /// lock's model replaces), and what it read only decided JDK code the trace does not
+    /// show: it can neither order nor constrain anything. (FORMAT.md §7.)
     #[inline]
     fn keep_sync(&mut self, e: &Event) -> bool {
         match e.kind {
@@ -688,9 +697,21 @@ impl EventSource for TraceReader {
             None => self.saw_branch,
         }
     }
+
+    /// A recording of a Java program (`recorder=jrace-agent`) has the branches of the
+    /// program's own conditional jumps, not every control decision.
+    fn branches_complete(&self) -> bool {
+        self.has_branches() && !self.recorded_by_agent()
+    }
 }
 
 impl TraceReader {
+    /// Whether jrace's recorder wrote the trace (its stamps are clocks, its branches are
+    /// the program's conditional jumps).
+    fn recorded_by_agent(&self) -> bool {
+        self.meta.get("recorder").map(String::as_str) == Some("jrace-agent")
+    }
+
     /// Stream `i`, out of the heap, is the one events are taken from, until the heap's
     /// smallest head comes first.
     #[inline]
