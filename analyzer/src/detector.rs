@@ -270,6 +270,11 @@ pub trait Detector: Send {
     /// trace's names (complete by then). Detectors that decide each race signature once
     /// (mcm, said: `Symbols::var_static`) keep what they need; the default ignores it.
     fn set_symbols(&mut self, _symbols: &jrace_trace::Symbols) {}
+    /// Called once after the last event and before [`Detector::finish`]: whether the
+    /// trace's branches are every control decision of the run
+    /// ([`jrace_trace::EventSource::branches_complete`]). The detectors whose model uses
+    /// branches (mcm, said, rdit, deadlock) keep it; the default ignores it.
+    fn set_branches_complete(&mut self, _complete: bool) {}
     /// Called once after the last event.
     fn finish(&mut self, races: &mut RaceSink) -> Outcome;
     /// Where to report progress during [`Detector::finish`]; the default ignores it.

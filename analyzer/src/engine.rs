@@ -153,6 +153,7 @@ pub fn run_with_schedules(
     for (i, d) in detectors.iter_mut().enumerate() {
         let t0 = Instant::now();
         d.set_symbols(&symbols);
+        d.set_branches_complete(src.branches_complete());
         let outcome = d.finish(&mut sinks[i]);
         nanos[i] += t0.elapsed().as_nanos();
         runs.push(DetectorRun {
@@ -167,7 +168,7 @@ pub fn run_with_schedules(
     Ok(Analysis {
         symbols,
         events: idx,
-        has_branches: src.has_branches(),
+        has_branches: src.branches_complete(),
         runs,
         races,
     })

@@ -32,6 +32,16 @@ pub trait EventSource {
     /// Whether the trace carries branch events. For a `.std` file this is known only
     /// once it has been read to the end.
     fn has_branches(&self) -> bool;
+    /// Whether its branches are every control decision of the run, as the predictive
+    /// detectors' branch model assumes (a read's value matters only to what follows a
+    /// branch). A `.std` trace with branches says so by having them; a recording of a
+    /// Java program does not: a virtual call picks its method by the receiver read, and
+    /// a value returned by the JDK's code (`Optional.get()`, `Integer.intValue()`) may
+    /// pick the next access's address, with no branch recorded. Such a trace is analyzed
+    /// as one without branches (every read counts as followed by a branch).
+    fn branches_complete(&self) -> bool {
+        self.has_branches()
+    }
     /// Plain reads returned before a write their stamp follows so far (FORMAT.md §7:
     /// agent traces only).
     fn reads_moved(&self) -> u64 {
@@ -67,6 +77,9 @@ macro_rules! forward_source_methods {
         }
         fn has_branches(&self) -> bool {
             self.$inner.has_branches()
+        }
+        fn branches_complete(&self) -> bool {
+            self.$inner.branches_complete()
         }
         fn reads_moved(&self) -> u64 {
             self.$inner.reads_moved()
@@ -180,6 +193,6 @@ pub fn read_all(src: &mut dyn EventSource) -> Result<Trace, TraceError> {
     Ok(Trace {
         symbols: src.symbols().clone(),
         events,
-        has_branches: src.has_branches(),
+        has_branches: src.branches_complete(),
     })
 }

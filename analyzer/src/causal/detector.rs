@@ -60,6 +60,10 @@ impl Detector for CausalDetector {
         }
     }
 
+    fn set_branches_complete(&mut self, complete: bool) {
+        self.options.branches = Some(complete);
+    }
+
     fn set_progress(&mut self, progress: std::sync::Arc<dyn Progress>) {
         self.progress = Some(progress);
     }

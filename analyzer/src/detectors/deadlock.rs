@@ -134,6 +134,10 @@ impl Detector for DeadlockDetector {
         self.names.locks = symbols.locks.clone();
     }
 
+    fn set_branches_complete(&mut self, complete: bool) {
+        self.opts.branches = Some(complete);
+    }
+
     fn finish(&mut self, races: &mut RaceSink) -> Outcome {
         let events = std::mem::take(&mut self.events);
         let trace = Trace {

@@ -1,5 +1,6 @@
 package families;
 
+import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 
 // Family: volatile fields (vread/vwrite): publication through a volatile flag.
@@ -16,6 +17,13 @@ import java.util.concurrent.locks.LockSupport;
 //   a Holder's final array, filled by its constructor, read by a thread that found the
 //   Holder through the volatile `holder` (the array is reached through a final field,
 //   which is not recorded)
+// NORACE: families.VolatilePub.dispatched
+//   read only by Report.run, which runs only when the runner read the Report that the
+//   publisher stored into the volatile `task` after writing it (the virtual call picks
+//   the method by the object read: a branch no conditional jump shows)
+// NORACE: families.VolatilePub$Box.v
+//   written before the Box is published in an Optional through the volatile `boxed`, read
+//   through Optional.orElse (the JDK's code picks the object)
 public class VolatilePub {
     static int data;
     static int late;
@@ -36,6 +44,25 @@ public class VolatilePub {
     }
 
     static volatile Holder holder = new Holder(1);
+
+    static int dispatched;
+    static int report;
+
+    static final class Report implements Runnable {
+        @Override
+        public void run() {
+            report = dispatched;
+        }
+    }
+
+    static volatile Runnable task = () -> { };
+
+    static final class Box {
+        int v;
+    }
+
+    static final Box EMPTY = new Box();
+    static volatile Optional<Box> boxed = Optional.empty();
 
     static void writer() {
         early = 1; // @earlyW
@@ -63,16 +90,36 @@ public class VolatilePub {
         w.start();
         r.join();
         w.join();
-        Thread p = new Thread(() -> holder = new Holder(2), "publisher");
-        long[] seen = new long[1];
+        Thread p = new Thread(() -> {
+            holder = new Holder(2);
+            dispatched = 9;
+            task = new Report();
+            Box b = new Box();
+            b.v = 3;
+            boxed = Optional.of(b);
+        }, "publisher");
+        long[] seen = new long[2];
         Thread f = new Thread(() -> {
             LockSupport.parkNanos(30_000_000); // the publisher first, usually
             seen[0] = holder.get();
         }, "finalReader");
+        Thread d = new Thread(() -> {
+            LockSupport.parkNanos(30_000_000);
+            task.run();
+        }, "dispatcher");
+        Thread o = new Thread(() -> {
+            LockSupport.parkNanos(30_000_000);
+            Box b = boxed.orElse(EMPTY);
+            seen[1] = b.v;
+        }, "optionalReader");
         p.start();
         f.start();
+        d.start();
+        o.start();
         p.join();
         f.join();
+        d.join();
+        o.join();
         if (seen[0] != 1 && seen[0] != 2) {
             throw new AssertionError(seen[0]);
         }
