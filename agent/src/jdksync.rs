@@ -12,7 +12,7 @@
 //! accesses, branches or calls is recorded. This orders whatever the program hands over
 //! through them, and the program's own calls keep their models on top
 //! ([`crate::runtime`]): locks as acquire/release (so that critical sections can be
-//! reordered), a failed `tryLock` as nothing.
+//! reordered), a failed `tryLock` as a read of who took the lock last.
 //!
 //! The classes loaded before the recorder was ready (`ConcurrentHashMap`, `AtomicInteger`
 //! and a few more, by the JVM's start-up) are retransformed when it is.

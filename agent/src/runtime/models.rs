@@ -4,7 +4,7 @@
 //!
 //! | receiver | model |
 //! |---|---|
-//! | `ReentrantLock`, the read and write locks of a `ReentrantReadWriteLock`, their `Condition`s | acquire/release, wait/wake, notify (the lock being the lock's `sync`); the JDK's own events inside the call are dropped, so that the detectors may reorder critical sections; a `tryLock` that fails is nothing |
+//! | `ReentrantLock`, the read and write locks of a `ReentrantReadWriteLock`, their `Condition`s | acquire/release, wait/wake, notify (the lock being the lock's `sync`); the JDK's own events inside the call are dropped, so that the detectors may reorder critical sections; each outermost acquisition writes `<lock>.$taken`, which a `tryLock` that fails reads |
 //! | any other `java.util.concurrent` class (queues, maps, latches, semaphores, barriers, executors, futures, ...) | the JDK's own events inside the call ([`crate::jdksync`]), whether it succeeds or fails: a `poll()` that found the queue empty read what the last operation on it left |
 //! | atomics | nothing more: their operations are recorded where they happen ([`super::ordered`]) |
 //! | the JDK's mutable collections (`ArrayList`, `HashMap`, ...) | a read or a write of `<collection>.$state` ([`lib_op`]) |
@@ -572,15 +572,27 @@ impl Cx<'_> {
                     (LibOp::TryLock, When::After(Ret::Bool(ok))) => ok,
                     _ => false,
                 };
+                let failed_try = matches!((op, when), (LibOp::TryLock, When::After(Ret::Bool(false))));
                 if acquired {
-                    if read {
+                    let outermost = if read {
                         // Readers share the lock: order them after the last write
                         // unlock only.
                         self.sync_var(obj, "$writer", loc, true, false);
+                        true
                     } else {
                         self.acquire_obj(obj, lo, loc, op == LibOp::TryLock);
                         self.sync_var(obj, "$readers", loc, true, false);
+                        self.t.held.get(&obj).is_some_and(|c| c.0 == 1)
+                    };
+                    // Who took it last, for a tryLock that finds it taken.
+                    if outermost {
+                        self.sync_var(obj, "$taken", loc, false, true);
                     }
+                } else if failed_try {
+                    // A tryLock that failed found the lock taken: the thread goes on
+                    // knowing that someone's lock() returned, after whatever that thread
+                    // did before it.
+                    self.sync_var(obj, "$taken", loc, true, false);
                 } else if op == LibOp::Unlock && before {
                     if read {
                         self.sync_var(obj, "$readers", loc, true, true);
