@@ -14,8 +14,11 @@
 //! reads on one field), and so are the plain reads and writes of both classes: a plain
 //! `VarHandle.get`, `AtomicInteger.getPlain()` or a library's plain `Unsafe` slot access
 //! is then synchronization like the ordered ones (it may hide a race through it, never
-//! invents one), and the predictive detectors see what it read. The forms on raw
-//! addresses (no object) are left alone.
+//! invents one), and the predictive detectors see what it read. An ordered access with a
+//! null base is on off-heap memory at address `off` (Agrona's and Aeron's buffers over
+//! direct memory): it is recorded on a variable of that address; plain ones there are
+//! not recorded (every byte of a direct buffer would be). The forms with an address and
+//! no base argument are left alone.
 
 /// What a wrapped method does to the variable at `(o, offset)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +145,8 @@ pub struct Method {
     pub desc: String,
     pub op: Op,
     pub ty: Ty,
+    /// A plain read or write (`getInt`, `putObject`): not recorded on off-heap memory.
+    pub plain: bool,
 }
 
 impl Method {
@@ -154,12 +159,17 @@ impl Method {
             Op::Cax => format!("(Ljava/lang/Object;J{x}{x}){x}"),
             _ => format!("(Ljava/lang/Object;J{x}){x}"),
         };
+        let plain = matches!(op, Op::Get | Op::Put)
+            && [ty.misc_name(), ty.sun_name()]
+                .iter()
+                .any(|t| name == format!("get{t}") || name == format!("put{t}"));
         Method {
             owner,
             name,
             desc,
             op,
             ty,
+            plain,
         }
     }
 
@@ -348,17 +358,24 @@ pub fn java_source() -> String {
                 )
             }
         };
-        s.push_str(&format!(
-            "    public static {ret} {name}({owner} u, Object o, long off{params}, int site) {{\n        \
-             if (o == null) {{ {ret_call} }}\n        \
-             int k = R.lock(o);\n        \
-             try {{ {body} }} finally {{ R.ul(k); }}\n    }}\n",
-            name = m.name,
-            ret_call = if ret == "void" {
+        // A null base: `off` is an address (off-heap memory, a direct buffer's): an ordered
+        // access there is recorded on the address, under the address's stripe; a plain one
+        // is not recorded (a direct buffer's every byte).
+        let null_base = if m.plain {
+            if ret == "void" {
                 format!("{call}; return;")
             } else {
                 format!("return {call};")
-            },
+            }
+        } else {
+            format!("int k = R.lockAt(off); try {{ {body} }} finally {{ R.ul(k); }}")
+        };
+        s.push_str(&format!(
+            "    public static {ret} {name}({owner} u, Object o, long off{params}, int site) {{\n        \
+             if (o == null) {{ {null_base} }}\n        \
+             int k = R.lock(o);\n        \
+             try {{ {body} }} finally {{ R.ul(k); }}\n    }}\n",
+            name = m.name,
         ));
     }
     s.push_str("}\n");
@@ -395,7 +412,10 @@ mod tests {
         assert!(lookup(MISC, "putInt", "(Ljava/lang/Object;JI)V").is_some());
         let plain = lookup(MISC, "getInt", "(Ljava/lang/Object;J)I").unwrap();
         assert_eq!((plain.op, plain.ty), (Op::Get, Ty::Int));
-        assert!(lookup(SUN, "getInt", "(Ljava/lang/Object;J)I").is_some());
+        assert!(lookup(SUN, "getInt", "(Ljava/lang/Object;J)I").unwrap().plain);
+        assert!(!lookup(SUN, "getLongVolatile", "(Ljava/lang/Object;J)J").unwrap().plain);
+        assert!(lookup(MISC, "putReference", "(Ljava/lang/Object;JLjava/lang/Object;)V").unwrap().plain);
+        assert!(!get.plain);
         assert!(lookup(SUN, "putObject", "(Ljava/lang/Object;JLjava/lang/Object;)V").is_some());
         assert!(lookup(MISC, "getIntVolatile", "(J)I").is_none());
         assert!(lookup(SUN, "getInt", "(J)I").is_none());
@@ -414,5 +434,8 @@ mod tests {
         assert_eq!(keys.len(), all.len());
         let src = java_source();
         assert_eq!(src.matches("public static").count(), all.len());
+        // Off-heap (null base): ordered accesses recorded under the address's stripe.
+        let plain = all.iter().filter(|m| m.plain).count();
+        assert_eq!(src.matches("R.lockAt(off)").count(), all.len() - plain);
     }
 }

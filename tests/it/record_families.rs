@@ -109,6 +109,7 @@ families! {
     family_finalizers => "Finalizers",
     family_runner_subclasses => "Runners",
     family_fences => "Fences",
+    family_off_heap => "OffHeap",
     family_class_loaders => "ClassLoaders",
     family_nested_calls_from_callbacks => "Callbacks",
     family_jdk_monitors => "JdkMonitors",

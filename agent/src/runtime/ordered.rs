@@ -47,6 +47,10 @@ pub(super) const FLAG_PLAIN: u8 = 1;
 pub(super) const FLAG_VOLATILE: u8 = 2;
 pub(super) const FLAG_MODELLED: u8 = 3;
 
+/// Off-heap memory's object id in variable keys: `(ARRAY_VAR | OFFHEAP_OBJ | high 32 bits
+/// of the address, low 32 bits)`. Object ids are counted from 1 and never reach it.
+const OFFHEAP_OBJ: u64 = 1 << 62;
+
 /// The agent's copy of `R.FLAGS` and the Java array it keeps in sync.
 pub(super) struct SiteFlags {
     flags: Vec<u8>,
@@ -235,6 +239,12 @@ impl Cx<'_> {
     /// The variable an `Unsafe` access at `(o, off)` touches; `None` for what is not a
     /// field or an array element (or when the JVM does not say).
     unsafe fn ordered_var(&mut self, o: jobject, off: jlong) -> Option<u32> {
+        if o.is_null() {
+            // Off-heap memory at address `off`: one variable per address.
+            let sid = self.fixed_static("$offheap");
+            let a = off as u64;
+            return Some(self.var((super::ARRAY_VAR | OFFHEAP_OBJ | a >> 32, a as u32), sid));
+        }
         let offsets = self.offsets_of(o)?;
         match &*offsets {
             Offsets::Array {

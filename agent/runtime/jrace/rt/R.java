@@ -91,6 +91,17 @@ public final class R {
         return take(s);
     }
 
+    /**
+     * The stripe lock of off-heap address a (an ordered Unsafe access with a null base),
+     * or -1.
+     */
+    public static int lockAt(long a) {
+        if (!EXACT || LBASE < 0) {
+            return -1;
+        }
+        return take((int) ((a * 0x9E3779B97F4A7C15L) >>> (64 - STRIPE_BITS)));
+    }
+
     private static int take(int s) {
         if (LBASE < 0) {
             return -1;
