@@ -176,6 +176,9 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At
         ("java/lang/Thread" | "java/lang/VirtualThread", "interrupt") if desc == "()V" => {
             entry((0, "$threadInterrupt"))
         }
+        // Every join (the program's through a method reference, `t::join`, too) returns
+        // through join(long) (`join()` calls `join(0)`): a join if the thread has ended.
+        ("java/lang/Thread", "join") if desc == "(J)V" => Some((0, "$threadJoin", At::Exit)),
         // JLS 17.4.4: a thread that detects it was interrupted (`Thread.interrupted()`)
         // comes after the interrupt: a read once it has read the flag (at its returns).
         ("java/lang/Thread", "interrupted") if desc == "()Z" => {

@@ -157,6 +157,8 @@ enum CallOp {
     /// `Thread.interrupted()` (static, from the JDK hooks): whatever it returns, a read of
     /// the current thread's `$interrupt`.
     InterruptedNow,
+    /// `Thread.join(long)` returning (from the JDK hooks): a join if the thread ended.
+    JoinNow,
     /// An exception handler that may have caught an InterruptedException.
     Caught,
     /// Executor hand-off, from the JDK hooks (jdkhooks.rs).

@@ -110,6 +110,7 @@ pub(super) fn call_op(name: &str, desc: &str) -> CallOp {
         ("getState", crate::sites::THREAD_STATE_DESC) => CallOp::Join,
         ("interrupt", "()V") | ("$threadInterrupt", _) => CallOp::Interrupt,
         ("$threadInterrupted", _) => CallOp::InterruptedNow,
+        ("$threadJoin", _) => CallOp::JoinNow,
         ("$caught", _) => CallOp::Caught,
         ("isInterrupted", "()Z") => CallOp::Interrupted,
         ("wait", "()V" | "(J)V" | "(JI)V") => CallOp::Wait,

@@ -222,7 +222,7 @@ impl Cx<'_> {
         }
         match (op, when) {
             (CallOp::Start, When::Before) => self.fork(o, loc),
-            (CallOp::Join, When::After(_)) => self.join(o, loc),
+            (CallOp::Join, When::After(_)) | (CallOp::JoinNow, _) => self.join(o, loc),
             (CallOp::Wait, When::Before) => {
                 let obj = self.obj(o);
                 if self.jdk && self.t.held.contains_key(&obj) {

@@ -225,7 +225,7 @@ fn stub_matches_the_runtime_class() {
         &dir.join("stub"),
     );
     assert_eq!(real, stub);
-    assert_eq!(real.len(), 69);
+    assert_eq!(real.len(), 70);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -12,6 +12,9 @@ package families;
 // NORACE: families.ThreadStates.before @beforeW @thirdR
 //   main writes it and then starts `silent`, a thread that records nothing; `third`
 //   joins `silent` once it was started, then reads it
+// NORACE: families.ThreadStates.viaRef
+//   written by `byRef`, which main joins through a method reference (`t::join`, called
+//   in the method-reference class the JVM spins, which records nothing), then read
 // RACE: families.ThreadStates.early @workerEarly @observerEarly
 //   the observer reads `early` before it polls at all
 public class ThreadStates {
@@ -21,6 +24,11 @@ public class ThreadStates {
     static int sink;
     static int before;
     static int sink2;
+    static int viaRef;
+
+    interface Joiner {
+        void join() throws InterruptedException;
+    }
 
     public static void main(String[] args) throws InterruptedException {
         Thread worker = new Thread(() -> {
@@ -65,6 +73,11 @@ public class ThreadStates {
         before = 5; // @beforeW
         silent.start();
         third.join();
-        System.out.println("x=" + x + " y=" + y);
+        Thread byRef = new Thread(() -> viaRef = 3, "byRef");
+        byRef.start();
+        Joiner j = byRef::join;
+        j.join();
+        viaRef++;
+        System.out.println("x=" + x + " y=" + y + " viaRef=" + viaRef);
     }
 }

@@ -82,6 +82,7 @@ public final class R {
     public static int lk(Object o, int site) { return -1; }
     public static int lks(int site) { return -1; }
     public static int lock(Object o) { return -1; }
+    public static int lockAt(long a) { return -1; }
     public static void ul(int s) {}
     public static void rdIL(int v, Object o, int k, int site) { rdI(v, o, site); }
     public static void rdJL(long v, Object o, int k, int site) { rdJ(v, o, site); }
