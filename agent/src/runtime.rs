@@ -767,7 +767,7 @@ struct Cx<'a> {
     /// began: it is stamped with [`Cx::entry`].
     loaded: bool,
     /// The hook's site is in a JDK class instrumented for its synchronization only: its
-    /// events may be dropped or held back by a modelled call ([`ordered`]).
+    /// events may be dropped by a modelled lock call ([`ordered`]).
     jdk: bool,
     /// ... of a class whose monitors are locks only ([`SiteEntry::locks_only`]).
     jdk_locks_only: bool,

@@ -1,6 +1,6 @@
 //! Writing an event: branch elimination, the TREE filter, stamps (the clock, and the
-//! synchronization word for synchronization events), events held back by a modelled call,
-//! and the append to the thread's log that cuts the recording when it fails.
+//! synchronization word for synchronization events), and the append to the thread's log
+//! that cuts the recording when it fails.
 
 use super::*;
 
