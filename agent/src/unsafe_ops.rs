@@ -412,9 +412,25 @@ mod tests {
         assert!(lookup(MISC, "putInt", "(Ljava/lang/Object;JI)V").is_some());
         let plain = lookup(MISC, "getInt", "(Ljava/lang/Object;J)I").unwrap();
         assert_eq!((plain.op, plain.ty), (Op::Get, Ty::Int));
-        assert!(lookup(SUN, "getInt", "(Ljava/lang/Object;J)I").unwrap().plain);
-        assert!(!lookup(SUN, "getLongVolatile", "(Ljava/lang/Object;J)J").unwrap().plain);
-        assert!(lookup(MISC, "putReference", "(Ljava/lang/Object;JLjava/lang/Object;)V").unwrap().plain);
+        assert!(
+            lookup(SUN, "getInt", "(Ljava/lang/Object;J)I")
+                .unwrap()
+                .plain
+        );
+        assert!(
+            !lookup(SUN, "getLongVolatile", "(Ljava/lang/Object;J)J")
+                .unwrap()
+                .plain
+        );
+        assert!(
+            lookup(
+                MISC,
+                "putReference",
+                "(Ljava/lang/Object;JLjava/lang/Object;)V"
+            )
+            .unwrap()
+            .plain
+        );
         assert!(!get.plain);
         assert!(lookup(SUN, "putObject", "(Ljava/lang/Object;JLjava/lang/Object;)V").is_some());
         assert!(lookup(MISC, "getIntVolatile", "(J)I").is_none());

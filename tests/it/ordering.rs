@@ -166,7 +166,8 @@ fn one_run(ops_per_thread: u32, attempt: u32) -> (usize, Vec<String>) {
                 expected(op).into_iter().map(move |(k, v)| (k, v, var))
             })
             .collect();
-        let same = |(gk, gv, gx): &(Kind, i64, usize), (wk, wv, wx): &(Kind, Option<i64>, usize)| {
+        let same = |(gk, gv, gx): &(Kind, i64, usize),
+                    (wk, wv, wx): &(Kind, Option<i64>, usize)| {
             gk == wk && gx == wx && wv.is_none_or(|v| v == *gv)
         };
         if got.len() != want.len() || !got.iter().zip(&want).all(|(g, w)| same(g, w)) {

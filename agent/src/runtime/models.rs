@@ -572,7 +572,8 @@ impl Cx<'_> {
                     (LibOp::TryLock, When::After(Ret::Bool(ok))) => ok,
                     _ => false,
                 };
-                let failed_try = matches!((op, when), (LibOp::TryLock, When::After(Ret::Bool(false))));
+                let failed_try =
+                    matches!((op, when), (LibOp::TryLock, When::After(Ret::Bool(false))));
                 if acquired {
                     let outermost = if read {
                         // Readers share the lock: order them after the last write
