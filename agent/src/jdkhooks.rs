@@ -22,6 +22,7 @@
 //! | `Thread.start()`                                  | `before(this, Start)`    | fork (once: the program's call site may have written it) |
 //! | `Thread.interrupt()`, `VirtualThread.interrupt()` | `before(this, Interrupt)`| read-modify-write `this.$interrupt` |
 //! | `Thread.interrupted()` (static, at each return)   | `before(null, InterruptedNow)` | vread of the current thread's `$interrupt` |
+//! | `Thread.join(long)` (at each return)              | `before(this, JoinNow)`  | join, if the thread has ended |
 //! | `Shutdown.shutdown()` (static)                    | `before(null, VmShutdown)` | joins of every ended non-daemon thread |
 //! | `NioSocketImpl.write`/`close`/`shutdownOutput`, `SocketChannelImpl.write`/`blockingWriteFully`/`shutdownOutput`/`implCloseSelectableChannel` | `before(this, StreamSend)` | vwrite of the connection direction's `$tcp` variable |
 //! | `NioSocketImpl.read`, `SocketChannelImpl.read`/`blockingRead` (at each return) | `before(this, StreamReceive)` | vread of the opposite direction's `$tcp` variable |

@@ -114,11 +114,8 @@ pub struct SiteEntry {
 /// loaded and described).
 #[derive(Clone, Copy, Debug)]
 enum Resolved {
-    /// Record nothing (fields of classes not instrumented, final instance fields written).
+    /// Record nothing (final fields).
     Skip,
-    /// A read of a final instance field: not recorded (its value is the constructor's),
-    /// only followed for implicit branches ([`Cx::final_read`]).
-    FinalRead,
     /// A field: its static name, whether volatile, and the class-initialization marker
     /// (static name) of the declaring class when that class has an instrumented `<clinit>`.
     Field {

@@ -14,18 +14,14 @@ impl Cx<'_> {
         let Some(e) = self.enter_site(site) else {
             return;
         };
-        let (static_id, volatile, init) = match self.resolve(e) {
-            Resolved::Field {
-                static_id,
-                volatile,
-                init,
-                ..
-            } => (static_id, volatile, init),
-            Resolved::FinalRead => {
-                self.final_read(o, value);
-                return;
-            }
-            _ => return,
+        let Resolved::Field {
+            static_id,
+            volatile,
+            init,
+            ..
+        } = self.resolve(e)
+        else {
+            return;
         };
         if self.jdk && !volatile && !e.site.fenced {
             return;
@@ -56,28 +52,6 @@ impl Cx<'_> {
         self.emit(kind, v, e.loc, Some(value), volatile);
         if self.jdk && !write {
             self.jdk_read_done(e.loc);
-        }
-    }
-
-    /// A read of a final instance field of `o`, which loaded `value`: not recorded, but
-    /// when `o` was found by a read since the last branch, so was what its final field
-    /// holds: an access through that reference, or at an index computed from a final
-    /// primitive, depends on the read that found `o` (a `volatile` holder published with
-    /// its final array: `holder.arr[i]` touches the array of whichever holder was read).
-    unsafe fn final_read(&mut self, o: jobject, value: i64) {
-        let sb = &self.t.since_branch;
-        if self.jdk || !self.a.opts.branches || sb.any_address || sb.refs.is_empty() {
-            return;
-        }
-        let holder = self.obj(o);
-        let sb = &mut self.t.since_branch;
-        if !sb.refs.contains(&holder) {
-            return;
-        }
-        match value {
-            0 if self.ref_value => {}
-            v if self.ref_value => sb.note_ref(v as u64),
-            _ => sb.prim = true,
         }
     }
 

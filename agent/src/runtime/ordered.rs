@@ -182,13 +182,11 @@ impl Cx<'_> {
         }
     }
 
-    /// Closes the innermost open call if it is `site`'s. True when it was open.
-    pub(super) fn close_call(&mut self, site: i32) -> bool {
-        if self.t.open_calls.last().map(|c| c.site) != Some(site) {
-            return false;
+    /// Closes the innermost open call if it is `site`'s.
+    pub(super) fn close_call(&mut self, site: i32) {
+        if self.t.open_calls.last().map(|c| c.site) == Some(site) {
+            self.t.open_calls.pop();
         }
-        self.t.open_calls.pop();
-        true
     }
 
     /// Program code runs inside open calls: they are over (or called back into the

@@ -60,11 +60,7 @@ pub(super) unsafe fn resolve_site(a: &Agent, env: *mut JNIEnv, e: &SiteEntry) ->
             );
             let is_final = flags & ACC_FINAL != 0;
             if is_final && !is_static {
-                return if matches!(site.kind, SiteKind::FieldRead { .. }) {
-                    Resolved::FinalRead
-                } else {
-                    Resolved::Skip
-                };
+                return Resolved::Skip;
             }
             // The definition the site's class sees, when the class is defined twice.
             let ordinal = if env.is_null() || e.def == defs::NO_DEF {
