@@ -139,6 +139,9 @@ pub const HOOKS: &[Hook] = &[
     // Branches and class initialization.
     both("br", "(I)V"),
     both("clinit", "(I)V"),
+    java("cu", "(I)V"),
+    inner("cu0", "(I)V"),
+    both("cuc", "(Ljava/lang/Object;I)V"),
 ];
 
 fn find(name: &str) -> Option<&'static Hook> {

@@ -134,12 +134,21 @@ enum Resolved {
         exact: bool,
     },
     Call(CallOp),
+    /// A use of a class that initialized it ([`SiteKind::ClassUse`]): the initialization
+    /// markers of the class and its superclasses with an instrumented `<clinit>`, nearest
+    /// first ([`NO_MARKER`] in the slots left).
+    ClassUse {
+        markers: [u32; 4],
+    },
     /// A BarrierPair call site: the callee's method id.
     Barrier {
         method: u32,
     },
     Other,
 }
+
+/// An empty slot of [`Resolved::ClassUse`].
+const NO_MARKER: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum CallOp {

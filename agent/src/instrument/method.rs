@@ -379,6 +379,7 @@ impl Rewrite<'_, '_, '_> {
                 self.arraycopy(i, bci)
             }
             _ if invoke && f.bp_calls.contains_key(&i) => self.barrier_call(i, bci),
+            op::NEW | op::INVOKESTATIC if !f.sync_only && !f.jdk => self.class_use(i, bci, ins),
             op::INVOKEVIRTUAL | op::INVOKEINTERFACE | op::INVOKESPECIAL if opts.calls => {
                 self.modelled_call(i, bci, ins)
             }

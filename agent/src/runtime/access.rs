@@ -27,7 +27,7 @@ impl Cx<'_> {
             return;
         }
         if let (Some(m), false) = (init, self.jdk) {
-            self.class_init_edge(m, e);
+            self.class_init_edge(&[m], e);
         }
         if self.jdk && self.a.jdk_stacks {
             self.stack_once(e, site);
@@ -60,30 +60,75 @@ impl Cx<'_> {
     /// at its end. The JVM orders every use of a class after its initialization (the
     /// class's init lock); a thread reaching an instance field may have found the object
     /// through code the trace does not show (an enum constant from `Enum.valueOf`, whose
-    /// cache the JDK keeps), so instance fields take the edge too, not only statics.
+    /// cache the JDK keeps), so instance fields take the edge too, not only statics. The
+    /// other uses that initialize a class (`new`, a static call, `Class.forName`) take it
+    /// through [`Cx::class_use`], for the class and its superclasses (`markers`, ending at
+    /// the first [`NO_MARKER`]).
     #[inline]
-    fn class_init_edge(&mut self, marker: u32, e: &SiteEntry) {
+    fn class_init_edge(&mut self, markers: &[u32], e: &SiteEntry) {
         let tid = self.t.tid;
         let bit = if tid < 64 { 1u64 << tid } else { 0 };
         if e.init_seen.load(Ordering::Relaxed) & bit != 0 {
             return;
         }
-        if self.t.seen_init.contains(&marker) {
+        if self.init_edges(markers, e.loc) {
             e.init_seen.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
+    /// The reads of the markers this thread has not read yet, of the classes initialized
+    /// by now; whether every class of `markers` is.
+    fn init_edges(&mut self, markers: &[u32], loc: u32) -> bool {
+        let mut all_seen = true;
+        for &marker in markers.iter().take_while(|&&m| m != NO_MARKER) {
+            if self.t.seen_init.contains(&marker) {
+                continue;
+            }
+            if !lock(&self.a.names).init_done.contains(&marker) {
+                // Not initialized yet, or by this thread right now (a use from inside
+                // its own `<clinit>`): ask again next time.
+                all_seen = false;
+                continue;
+            }
+            self.t.seen_init.insert(marker);
+            let mv = self.field_var(0, marker);
+            self.emit(Kind::VRead, mv, loc, Some(1), true);
+            // The thread went on because the class was initialized.
+            if self.a.opts.branches {
+                self.emit(Kind::Branch, 0, loc, None, false);
+            }
+        }
+        all_seen
+    }
+
+    /// After `new C` or a static call of C returned ([`SiteKind::ClassUse`]): C and its
+    /// superclasses are initialized.
+    pub(super) fn class_use(&mut self, site: i32) {
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
+        if let Resolved::ClassUse { markers } = self.resolve(e) {
+            self.class_init_edge(&markers, e);
+        }
+    }
+
+    /// After `Class.forName` returned `class` (null: it threw, nothing to order).
+    pub(super) unsafe fn class_use_of(&mut self, class: jobject, site: i32) {
+        let Some(e) = self.enter_site(site) else {
+            return;
+        };
+        if class.is_null() {
             return;
         }
-        if !lock(&self.a.names).init_done.contains(&marker) {
+        let Some(sig) = class_signature(self.a.jvmti, class) else {
             return;
-        }
-        self.t.seen_init.insert(marker);
-        e.init_seen.fetch_or(bit, Ordering::Relaxed);
-        let loc = e.loc;
-        let mv = self.field_var(0, marker);
-        self.emit(Kind::VRead, mv, loc, Some(1), true);
-        // The thread went on because the class was initialized.
-        if self.a.opts.branches {
-            self.emit(Kind::Branch, 0, loc, None, false);
-        }
+        };
+        let Some(internal) = sig.strip_prefix('L').and_then(|s| s.strip_suffix(';')) else {
+            return;
+        };
+        // Per class, not per site: no bit of the site.
+        let markers = init_markers(self.a, self.env, internal, e.def);
+        self.init_edges(&markers, e.loc);
     }
 
     /// An implicit control point (RVPredict §4): which variable an access touches is a
@@ -244,7 +289,7 @@ impl Cx<'_> {
             return;
         }
         if let Some(m) = init {
-            self.class_init_edge(m, e);
+            self.class_init_edge(&[m], e);
         }
         if !record {
             return;

@@ -334,8 +334,15 @@ pub(super) unsafe extern "C" fn clinit(env: Env, _: jclass, site: jint) {
     });
 }
 
+pub(super) unsafe extern "C" fn cu0(env: Env, _: jclass, site: jint) {
+    hook(env, site, |cx| cx.class_use(site));
+}
+pub(super) unsafe extern "C" fn cuc(env: Env, _: jclass, class: jobject, site: jint) {
+    hook(env, site, |cx| cx.class_use_of(class, site));
+}
+
 /// The entry point of every native of `jrace.rt.R`, by name.
-fn entry_points() -> [(&'static str, *mut c_void); 62] {
+fn entry_points() -> [(&'static str, *mut c_void); 64] {
     [
         ("rdI", rd_i as *mut c_void),
         ("rdJ", rd_j as *mut c_void),
@@ -399,6 +406,8 @@ fn entry_points() -> [(&'static str, *mut c_void); 62] {
         ("bpunwind", barrier::bp_unwind as *mut c_void),
         ("br", br as *mut c_void),
         ("clinit", clinit as *mut c_void),
+        ("cu0", cu0 as *mut c_void),
+        ("cuc", cuc as *mut c_void),
     ]
 }
 

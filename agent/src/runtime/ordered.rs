@@ -464,6 +464,16 @@ impl Agent {
                     FLAG_PLAIN
                 }
             }
+            // Hooks only while the class or a superclass has an instrumented <clinit>.
+            SiteKind::ClassUse { class, .. } => {
+                if !lock(&self.classes).contains_key(class.as_str()) {
+                    return 0;
+                }
+                match resolve_site(self, env, e) {
+                    Resolved::ClassUse { markers } if markers[0] != NO_MARKER => FLAG_VOLATILE,
+                    _ => FLAG_PLAIN,
+                }
+            }
             _ => FLAG_PLAIN,
         };
         self.set_flag(env, site, flag);

@@ -92,6 +92,9 @@ pub(super) unsafe fn resolve_site(a: &Agent, env: *mut JNIEnv, e: &SiteEntry) ->
             method: barrier::resolve(a, owner, name),
         },
         SiteKind::Call { name, desc, .. } => Resolved::Call(call_op(name, desc)),
+        SiteKind::ClassUse { class, .. } if !class.is_empty() => Resolved::ClassUse {
+            markers: init_markers(a, env, class, e.def),
+        },
         _ => Resolved::Other,
     }
 }
@@ -207,6 +210,61 @@ pub unsafe fn describe_class(jv: *mut jvmtiEnv, env: *mut JNIEnv, k: jclass) -> 
         interfaces,
         fields,
     })
+}
+
+/// The initialization markers of class `internal` and of its superclasses (nearest first,
+/// at most four) whose `<clinit>` is instrumented, as a class of definition `def` sees
+/// them: initializing a class initializes its superclasses first (JVMS 5.5). A static
+/// method inherited from a superclass initializes only that superclass; the site's class
+/// is taken as well, which orders more than the JVM does only when that class was
+/// initialized too (a missed race at worst, never a false one).
+///
+/// # Safety
+/// As [`resolve_site`].
+pub(super) unsafe fn init_markers(
+    a: &Agent,
+    env: *mut JNIEnv,
+    internal: &str,
+    def: u32,
+) -> [u32; 4] {
+    let mut chain = Vec::new();
+    {
+        let classes = lock(&a.classes);
+        let mut c = Some(internal.to_string());
+        while let Some(name) = c.take() {
+            if name.starts_with("java/") || chain.len() >= 16 {
+                break;
+            }
+            c = classes.get(&name).and_then(|i| i.super_name.clone());
+            chain.push(name);
+        }
+    }
+    let mut out = [NO_MARKER; 4];
+    let mut k = 0;
+    for decl in chain {
+        let ordinal = if env.is_null() || def == defs::NO_DEF {
+            0
+        } else {
+            a.ordinal_seen(env, &decl, def)
+        };
+        let marker = format!(
+            "{}.<clinit>",
+            defs::class_display(&decl.replace('/', "."), ordinal)
+        );
+        let n = lock(&a.names);
+        if let Some(&m) = n
+            .statics
+            .get(&marker)
+            .filter(|m| n.clinit_classes.contains(m))
+        {
+            out[k] = m;
+            k += 1;
+            if k == out.len() {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// Finds the class declaring field `name` as seen from `owner` (JVMS §5.4.3.2 order:

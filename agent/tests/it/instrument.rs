@@ -225,7 +225,7 @@ fn stub_matches_the_runtime_class() {
         &dir.join("stub"),
     );
     assert_eq!(real, stub);
-    assert_eq!(real.len(), 70);
+    assert_eq!(real.len(), 72);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -289,7 +289,7 @@ fn instrumented_programs_verify_and_behave_the_same() {
         .iter()
         .map(|s| std::mem::discriminant(&s.kind))
         .collect();
-    assert_eq!(kinds.len(), 13, "every SiteKind is used");
+    assert_eq!(kinds.len(), 14, "every SiteKind is used");
 
     for main in ["instr.Many", "instr.Events", "cftest.Main"] {
         let (o0, e0, ok0) = run(Command::new(&java)
@@ -401,6 +401,7 @@ fn hooks_report_the_right_values_receivers_and_sites() {
 
     let fields = seq(&evs, ev, "fields");
     let want: Vec<String> = [
+        "cu".into(),                      // new Box(): Box is initialized
         "srA java.io.PrintStream".into(), // System.err
         format!("wrI {b} 42"),
         format!("rdI 42 {b}"),
@@ -447,8 +448,19 @@ fn hooks_report_the_right_values_receivers_and_sites() {
     let src = std::fs::read_to_string(here("tests/java/instr/instr/Events.java")).unwrap();
     let f: Vec<&Ev> = evs
         .iter()
-        .filter(|e| e.site.loc.method.as_ref() == "fields" && e.hook != "srA")
+        .filter(|e| e.site.loc.method.as_ref() == "fields" && e.hook != "srA" && e.hook != "cu")
         .collect();
+    let cu = evs
+        .iter()
+        .find(|e| e.site.loc.method.as_ref() == "fields" && e.hook == "cu")
+        .expect("a cu hook after new Box()");
+    assert_eq!(
+        cu.site.kind,
+        SiteKind::ClassUse {
+            class: "instr/Events$Box".into(),
+            method: None
+        }
+    );
     assert_eq!(
         f[0].site.kind,
         SiteKind::FieldWrite {
@@ -733,9 +745,10 @@ fn hooks_report_the_right_values_receivers_and_sites() {
         ]
     );
     // Derived: the getfield of `new Base(k).k` comes before super(...) in code order and
-    // is left alone (conservative); the branch of the conditional is reported.
+    // is left alone (conservative); the branch of the conditional is reported, and
+    // `new Base(k)` initializes Base (`cu`).
     let der = seq(&evs, "instr.Events$Derived", "<init>");
-    assert_eq!(der, ["br", "wrI instr.Events$Derived 8"]);
+    assert_eq!(der, ["br", "cu", "wrI instr.Events$Derived 8"]);
     assert_eq!(
         seq(&evs, "instr.Events$Base", "<init>"),
         ["wrI instr.Events$Base 4", "wrI instr.Events$Derived 4"]

@@ -21,6 +21,17 @@ package families;
 //   the JDK keeps itself) without touching any static of Phase
 // NORACE: families.ClassInit$Phase.label
 //   the same for a field the other thread writes after reading it
+// NORACE: families.ClassInit$Registry.byCall
+//   written by Counter's <clinit> (another class's static), read after a static call of
+//   Counter, which waits for the initialization (JLS 12.4.2) whichever thread ran it
+// NORACE: families.ClassInit$Registry.byNew
+//   the same, Plugin's <clinit>, read after `new Plugin()`
+// NORACE: families.ClassInit$Registry.byName
+//   the same, Driver's <clinit>, read after Class.forName
+// NORACE: families.ClassInit$Registry.bySuper
+//   the same, Base's <clinit>, run because a static method of its subclass was called
+// RACE: families.ClassInit$Registry.unused @unusedW @unusedR
+//   written by Lone's <clinit>, read by a thread that never uses Lone: nothing orders them
 public class ClassInit {
     static final class Config {
         static int base = compute();
@@ -62,6 +73,71 @@ public class ClassInit {
             this.number = number;
             this.label = label;
         }
+    }
+
+    /** Statics of one class written by the static initializers of others. */
+    static final class Registry {
+        static int byCall;
+        static int byNew;
+        static int byName;
+        static int bySuper;
+        static int unused;
+    }
+
+    static final class Counter {
+        static {
+            Registry.byCall = 5;
+        }
+
+        static int next(int x) {
+            return x + 1;
+        }
+    }
+
+    static final class Plugin {
+        static {
+            Registry.byNew = 6;
+        }
+
+        final int id = 1;
+    }
+
+    static final class Driver {
+        static {
+            Registry.byName = 7;
+        }
+    }
+
+    static class Base {
+        static {
+            Registry.bySuper = 8;
+        }
+    }
+
+    static final class Derived extends Base {
+        static int twice(int x) {
+            return 2 * x;
+        }
+    }
+
+    static final class Lone {
+        static {
+            Registry.unused = 9; // @unusedW
+        }
+
+        static void touch() {}
+    }
+
+    /** Uses each class (the first caller initializes it) and reads what its init wrote. */
+    static int useAll() throws ClassNotFoundException {
+        int v = Counter.next(0);
+        v += Registry.byCall;
+        v += new Plugin().id;
+        v += Registry.byNew;
+        Class.forName("families.ClassInit$Driver");
+        v += Registry.byName;
+        v += Derived.twice(1);
+        return v + Registry.bySuper;
     }
 
     /** A constant found by name: the first caller initializes Phase (through reflection). */
@@ -112,6 +188,36 @@ public class ClassInit {
         d.start();
         c.join();
         d.join();
+        // Either thread may initialize the classes; the other waits for it (or comes later).
+        Runnable uses = () -> {
+            try {
+                int v = useAll();
+                synchronized (ClassInit.class) {
+                    resultA += v;
+                }
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException(e);
+            }
+        };
+        Thread e = new Thread(uses, "uses-first");
+        Thread f = new Thread(uses, "uses-second");
+        Thread g = new Thread(Lone::touch, "lone-init");
+        Thread h = new Thread(() -> {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException x) {
+                return;
+            }
+            resultB += Registry.unused; // @unusedR
+        }, "lone-reader");
+        e.start();
+        f.start();
+        g.start();
+        h.start();
+        e.join();
+        f.join();
+        g.join();
+        h.join();
         System.out.println("a=" + resultA + " b=" + resultB);
     }
 }

@@ -295,4 +295,14 @@ public final class R {
     public static native void br(int site);
     // Before each return of a <clinit>: the class's initialization is complete.
     public static native void clinit(int site);
+    // After `new C` or a static call of a method of C: C is initialized (a site whose
+    // class has no instrumented <clinit> costs a flag test from then on).
+    public static void cu(int site) {
+        if (flag(site) != 1) {
+            cu0(site);
+        }
+    }
+    static native void cu0(int site);
+    // After Class.forName returned c.
+    public static native void cuc(Object c, int site);
 }

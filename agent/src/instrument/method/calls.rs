@@ -1,5 +1,5 @@
-//! The rules for calls: `System.arraycopy`, BarrierPair calls into excluded code, and the
-//! calls the recorder models.
+//! The rules for calls: `System.arraycopy`, BarrierPair calls into excluded code, the
+//! calls the recorder models, and the uses of a class that initialize it.
 
 use super::super::scan::{modelled, stack_top_source};
 use super::super::shape::{local, Shape};
@@ -194,4 +194,54 @@ impl Rewrite<'_, '_, '_> {
         aft.extend([push, after]);
         e0(self.ed.insert_after(i, &aft, 4))
     }
+
+    /// `new C` and `invokestatic C.m` of another class of the program, and
+    /// `Class.forName`: `cu(site)` after them (`cuc(class, site)` for `forName`), where
+    /// the JVM has initialized the class ([`SiteKind::ClassUse`]). A JDK class's
+    /// `<clinit>` is not instrumented, so only `forName` gets a hook among its calls.
+    pub(super) fn class_use(&mut self, i: usize, bci: u32, ins: &Insn) -> Res {
+        let Arg::Cp(k) = ins.arg else { return Ok(()) };
+        let cp = &self.mcx.cf.constant_pool;
+        let (class, method) = if ins.op == op::NEW {
+            let Some(c) = cp.class_name(k) else {
+                return Ok(());
+            };
+            (c, None)
+        } else {
+            let Some((c, n, d)) = cp.member_ref(k) else {
+                return Ok(());
+            };
+            if is_for_name(&c, &n, &d) {
+                let kind = SiteKind::ClassUse {
+                    class: String::new(),
+                    method: None,
+                };
+                let [p, c] = self.mcx.hook(kind, bci, "cuc")?;
+                return e0(self.ed.insert_after(i, &[Insn::new(op::DUP), p, c], 2));
+            }
+            (c, Some((n, d)))
+        };
+        if jdk_class(&class) || class.replace('/', ".") == *self.mcx.ctx.class_dotted {
+            return Ok(());
+        }
+        let [p, c] = self
+            .mcx
+            .hook(SiteKind::ClassUse { class, method }, bci, "cu")?;
+        e0(self.ed.insert_after(i, &[p, c], 1))
+    }
+}
+
+/// `Class.forName(String)` or `Class.forName(String, boolean, ClassLoader)`.
+fn is_for_name(class: &str, name: &str, desc: &str) -> bool {
+    class == "java/lang/Class"
+        && name == "forName"
+        && (desc == "(Ljava/lang/String;)Ljava/lang/Class;"
+            || desc == "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;")
+}
+
+/// A class of the JDK, whose `<clinit>` the recorder does not instrument.
+fn jdk_class(internal: &str) -> bool {
+    ["java/", "javax/", "jdk/", "sun/", "com/sun/", "jrace/"]
+        .iter()
+        .any(|p| internal.starts_with(p))
 }
