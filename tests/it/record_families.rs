@@ -114,6 +114,7 @@ families! {
     family_nested_calls_from_callbacks => "Callbacks",
     family_jdk_monitors => "JdkMonitors",
     family_thread_states => "ThreadStates",
+    family_plain_queues => "PlainQueues",
 }
 
 /// ThreadStates's observers poll from before the worker starts: whether one sees the

@@ -159,12 +159,18 @@ impl Cx<'_> {
         id
     }
 
-    /// A read or write of a collection's `$state` (`sid`: `CLASS.$state`).
+    /// A read or write of a collection's `$state` (`sid`: `CLASS.$state`). A write is an
+    /// update, a read of the state then a write: what `poll()`, `remove(k)` or `add(e)`
+    /// return depends on what the collection held, so a consumer that polled the element
+    /// a producer added is ordered after the add (without the read, m2 and mcm could move
+    /// the poll before the add and report the element's fields as racing).
     pub(super) fn plain_state(&mut self, obj: u64, sid: u32, loc: u32, write: bool) {
         self.implicit_branch(obj, false, loc);
         let v = self.field_var(obj, sid);
-        let k = if write { Kind::Write } else { Kind::Read };
-        self.emit(k, v, loc, None, false);
+        self.emit(Kind::Read, v, loc, None, false);
+        if write {
+            self.emit(Kind::Write, v, loc, None, false);
+        }
     }
 
     // --- calls ---
