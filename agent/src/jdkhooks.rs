@@ -22,13 +22,14 @@
 //! | `Thread.start()`                                  | `before(this, Start)`    | fork (once: the program's call site may have written it) |
 //! | `Thread.interrupt()`, `VirtualThread.interrupt()` | `before(this, Interrupt)`| read-modify-write `this.$interrupt` |
 //! | `Thread.interrupted()` (static, at each return)   | `before(null, InterruptedNow)` | vread of the current thread's `$interrupt` |
-//! | `Thread.join(long)` (at each return)              | `before(this, JoinNow)`  | join, if the thread has ended |
+//! | `Thread.join(long)`, `join(Duration)` (at each return) | `before(this, JoinNow)`  | join, if the thread has ended |
 //! | `Shutdown.shutdown()` (static)                    | `before(null, VmShutdown)` | joins of every ended non-daemon thread |
 //! | `NioSocketImpl.write`/`close`/`shutdownOutput`, `SocketChannelImpl.write`/`blockingWriteFully`/`shutdownOutput`/`implCloseSelectableChannel` | `before(this, StreamSend)` | vwrite of the connection direction's `$tcp` variable |
 //! | `NioSocketImpl.read`, `SocketChannelImpl.read`/`blockingRead` (at each return) | `before(this, StreamReceive)` | vread of the opposite direction's `$tcp` variable |
 //! | `AsynchronousSocketChannelImpl.write`/`shutdownOutput`/`close` | `before(this, StreamSend)` | vwrite, as above |
 //! | `AsynchronousSocketChannelImpl.enableReading()` (a read is over, before it completes) | `before(this, StreamReceive)` | vread, as above |
 //! | `Finalizer.runFinalizer(JavaLangAccess)`           | `before(this, Finalizing)` | the finalizer's accesses to its object's fields become synchronization (runtime/sync.rs `finalizing`) |
+//! | `ReentrantLock.isLocked()`, `ReentrantReadWriteLock.isWriteLocked()` (at each return) | `afterZ(result, this, LockProbe)` | vread of the lock's `$writer` (seen free) or `$taken` (seen held) |
 //!
 //! Two threads of one JVM that talk over a TCP connection (an in-process server and its
 //! client) are ordered by the kernel: what the sender did before sending comes before
@@ -82,6 +83,8 @@ pub const HOOKED: &[&str] = &[
     "sun/nio/ch/SocketChannelImpl",
     "sun/nio/ch/AsynchronousSocketChannelImpl",
     "java/lang/ref/Finalizer",
+    "java/util/concurrent/locks/ReentrantLock",
+    "java/util/concurrent/locks/ReentrantReadWriteLock",
 ];
 
 /// Where in the method a hook runs.
@@ -91,6 +94,9 @@ enum At {
     Entry,
     /// Before each normal return (not when the method throws).
     Exit,
+    /// Before each normal return of a method returning a boolean, which the hook gets
+    /// (`afterZ(result, object, site)`).
+    ExitBool,
 }
 
 /// [`hook_for`]'s local for a hook that passes `null` (a static method's).
@@ -179,7 +185,13 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At
         }
         // Every join (the program's through a method reference, `t::join`, too) returns
         // through join(long) (`join()` calls `join(0)`): a join if the thread has ended.
-        ("java/lang/Thread", "join") if desc == "(J)V" => Some((0, "$threadJoin", At::Exit)),
+        // `join(Duration)` (JDK 19+) waits for a virtual thread on its own, and returns
+        // at once for a thread that has ended.
+        ("java/lang/Thread", "join")
+            if desc == "(J)V" || desc == crate::sites::JOIN_DURATION_DESC =>
+        {
+            Some((0, "$threadJoin", At::Exit))
+        }
         // JLS 17.4.4: a thread that detects it was interrupted (`Thread.interrupted()`)
         // comes after the interrupt: a read once it has read the flag (at its returns).
         ("java/lang/Thread", "interrupted") if desc == "()Z" => {
@@ -193,6 +205,14 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At
             entry((0, "$threadStart"))
         }
         ("java/lang/Shutdown", "shutdown") if desc == "()V" => entry((NULL, "$vmShutdown")),
+        // Whether a lock is held, read from its state (the program's call sites record
+        // the same and drop what the JDK does inside; a method reference has no site).
+        ("java/util/concurrent/locks/ReentrantLock", "isLocked")
+        | ("java/util/concurrent/locks/ReentrantReadWriteLock", "isWriteLocked")
+            if desc == "()Z" =>
+        {
+            Some((0, "$lockProbe", At::ExitBool))
+        }
         // The finalizer thread (and `Runtime.runFinalization`'s) runs each finalizer here.
         ("java/lang/ref/Finalizer", "runFinalizer")
             if desc == "(Ljdk/internal/access/JavaLangAccess;)V" =>
@@ -297,28 +317,36 @@ pub fn hook_class(
                 .map_err(|e| e.to_string())?;
             Insn::with(op::LDC_W, Arg::Cp(i))
         };
+        let (hook_name, hook_desc) = match at {
+            At::ExitBool => ("afterZ", "(ZLjava/lang/Object;I)V"),
+            _ => ("before", "(Ljava/lang/Object;I)V"),
+        };
         let hook = cf
             .constant_pool
-            .add_methodref("jrace/rt/R", "before", "(Ljava/lang/Object;I)V")
+            .add_methodref("jrace/rt/R", hook_name, hook_desc)
             .map_err(|e| e.to_string())?;
         let object = if local == NULL {
             Insn::new(op::ACONST_NULL)
         } else {
             Insn::new(op::ALOAD_0 + local)
         };
-        let seq = [
+        let mut seq = Vec::with_capacity(4);
+        if at == At::ExitBool {
+            seq.push(Insn::new(op::DUP));
+        }
+        seq.extend([
             object,
             push_site,
             Insn::with(op::INVOKESTATIC, Arg::Cp(hook)),
-        ];
+        ]);
         match at {
             At::Entry => ed.insert_before(0, &seq, 2).map_err(|e| e.to_string())?,
-            At::Exit => {
+            At::Exit | At::ExitBool => {
                 let returns: Vec<usize> = (0..ed.len())
                     .filter(|&i| (op::IRETURN..=op::RETURN).contains(&ed.instructions()[i].1.op))
                     .collect();
                 for i in returns {
-                    ed.insert_before(i, &seq, 2).map_err(|e| e.to_string())?;
+                    ed.insert_before(i, &seq, 3).map_err(|e| e.to_string())?;
                 }
             }
         }

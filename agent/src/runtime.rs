@@ -163,6 +163,8 @@ enum CallOp {
     /// `Thread.interrupted()` (static, from the JDK hooks): whatever it returns, a read of
     /// the current thread's `$interrupt`.
     InterruptedNow,
+    /// `isLocked()`/`isWriteLocked()` returned (from the JDK hooks): [`Cx::lock_probe`].
+    LockProbe,
     /// `Thread.join(long)` returning (from the JDK hooks): a join if the thread ended.
     JoinNow,
     /// An exception handler that may have caught an InterruptedException.
@@ -414,6 +416,9 @@ struct Java {
     read_lock_sync: jfieldID,
     write_lock: jclass,
     write_lock_sync: jfieldID,
+    /// `ReentrantReadWriteLock` and its `sync` (the lock its read and write locks share).
+    rw_lock: jclass,
+    rw_lock_sync: jfieldID,
     condition: jclass,
     condition_owner: jfieldID,
     /// `java.lang.ref.Reference.referent` (null if missing: finalizers not modelled).

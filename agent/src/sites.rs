@@ -169,6 +169,9 @@ pub struct ClassInfo {
     pub fields: Vec<(String, String, u16)>,
 }
 
+/// `Thread.join(Duration)`'s descriptor (JDK 19+): true when the thread has terminated.
+pub const JOIN_DURATION_DESC: &str = "(Ljava/time/Duration;)Z";
+
 /// `Thread.getState()`'s descriptor.
 pub const THREAD_STATE_DESC: &str = "()Ljava/lang/Thread$State;";
 
@@ -186,7 +189,7 @@ pub fn modelled_call(owner: &str, name: &str, desc: &str) -> bool {
     }
     match name {
         "start" if desc == "()V" => return true,
-        "join" if desc == "()V" || desc == "(J)V" || desc == "(JI)V" => return true,
+        "join" if matches!(desc, "()V" | "(J)V" | "(JI)V" | JOIN_DURATION_DESC) => return true,
         // Thread termination seen through isAlive() (or getState() returning TERMINATED)
         // orders like join(); an interrupt orders before isInterrupted() seeing it
         // (JLS 17.4.4).

@@ -254,6 +254,7 @@ impl Agent {
         let reentrant_lock = class("java/util/concurrent/locks/ReentrantLock")?;
         let read_lock = class("java/util/concurrent/locks/ReentrantReadWriteLock$ReadLock")?;
         let write_lock = class("java/util/concurrent/locks/ReentrantReadWriteLock$WriteLock")?;
+        let rw_lock = class("java/util/concurrent/locks/ReentrantReadWriteLock")?;
         let condition =
             class("java/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject")?;
         let rw_sync = "Ljava/util/concurrent/locks/ReentrantReadWriteLock$Sync;";
@@ -312,6 +313,8 @@ impl Agent {
             read_lock_sync: field(read_lock, "sync", rw_sync),
             write_lock,
             write_lock_sync: field(write_lock, "sync", rw_sync),
+            rw_lock,
+            rw_lock_sync: field(rw_lock, "sync", rw_sync),
             condition,
             condition_owner: field(
                 condition,

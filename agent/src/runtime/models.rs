@@ -26,6 +26,8 @@ pub(super) enum ClassModel {
     ReadLock,
     WriteLock,
     Condition,
+    /// `ReentrantReadWriteLock` itself (its read and write locks are the two above).
+    RwLock,
     /// `java.util.concurrent` (not a lock, not an atomic).
     Concurrent,
     /// A mutable `java.util` collection: calls read or write its `$state`.
@@ -79,6 +81,8 @@ pub(super) enum LibOp {
     Await,
     Signal,
     SignalAll,
+    /// `isLocked()`, `isWriteLocked()`: whether someone holds the lock.
+    Probe,
     /// Reads the receiver's state.
     Read,
     /// Writes it.
@@ -100,6 +104,7 @@ pub(super) fn lib_op(name: &str) -> LibOp {
         "await" | "awaitNanos" | "awaitUninterruptibly" | "awaitUntil" => LibOp::Await,
         "signal" => LibOp::Signal,
         "signalAll" => LibOp::SignalAll,
+        "isLocked" | "isWriteLocked" => LibOp::Probe,
         // Methods that modify a collection; every other method is taken as a read, so
         // that a misclassified method can hide a race but never invent one.
         "set"
@@ -159,11 +164,6 @@ pub(super) fn lib_op(name: &str) -> LibOp {
 /// ancestor for a class of the program: `exact` is false then).
 fn model_of_jdk_class(name: &str, exact: bool) -> ClassModel {
     if name.starts_with("java.util.concurrent.atomic.") {
-        return ClassModel::None;
-    }
-    // The accessors of a ReentrantReadWriteLock (readLock(), writeLock(), ...) synchronize
-    // nothing; its locks are modelled themselves.
-    if name == "java.util.concurrent.locks.ReentrantReadWriteLock" {
         return ClassModel::None;
     }
     if name.starts_with("java.util.concurrent.") {
@@ -240,6 +240,8 @@ impl Cx<'_> {
             ClassModel::WriteLock
         } else if is(java.condition) {
             ClassModel::Condition
+        } else if is(java.rw_lock) {
+            ClassModel::RwLock
         } else {
             match self.jdk_ancestor(k) {
                 Some((name, exact)) => model_of_jdk_class(&name, exact),
@@ -312,13 +314,14 @@ impl Cx<'_> {
     }
 
     /// The object whose identity stands for a `java.util.concurrent` lock: its `sync`.
-    unsafe fn lock_object(&mut self, o: jobject, m: ClassModel) -> jobject {
+    pub(super) unsafe fn lock_object(&mut self, o: jobject, m: ClassModel) -> jobject {
         let java = self.a.java.get().unwrap();
         let f = match m {
             ClassModel::ReentrantLock => java.rl_sync,
             ClassModel::ReadLock => java.read_lock_sync,
             ClassModel::WriteLock => java.write_lock_sync,
             ClassModel::Condition => java.condition_owner,
+            ClassModel::RwLock => java.rw_lock_sync,
             _ => return o,
         };
         let s = self.object_field(o, f);
@@ -589,6 +592,8 @@ impl Cx<'_> {
                     if outermost {
                         self.sync_var(obj, "$taken", loc, false, true);
                     }
+                } else if let (LibOp::Probe, When::After(Ret::Bool(held))) = (op, when) {
+                    self.lock_probe(obj, held, loc);
                 } else if failed_try {
                     // A tryLock that failed found the lock taken: the thread goes on
                     // knowing that someone's lock() returned, after whatever that thread
@@ -603,6 +608,18 @@ impl Cx<'_> {
                     } else {
                         self.release_obj(obj, loc);
                     }
+                }
+                if before {
+                    self.open_call(site, OpenMode::Drop);
+                }
+            }
+            // Its accessors (readLock(), writeLock()) synchronize nothing; its locks are
+            // modelled themselves. Only isWriteLocked() looks at the lock.
+            ClassModel::RwLock => {
+                if let (LibOp::Probe, When::After(Ret::Bool(held))) = (op, when) {
+                    let lo = self.lock_object(o, m);
+                    let obj = self.obj(lo);
+                    self.lock_probe(obj, held, loc);
                 }
                 if before {
                     self.open_call(site, OpenMode::Drop);

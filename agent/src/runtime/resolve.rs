@@ -104,12 +104,14 @@ pub(super) unsafe fn resolve_site(a: &Agent, env: *mut JNIEnv, e: &SiteEntry) ->
 pub(super) fn call_op(name: &str, desc: &str) -> CallOp {
     match (name, desc) {
         ("start", "()V") | ("$threadStart", _) => CallOp::Start,
-        ("join", "()V" | "(J)V" | "(JI)V") | ("isAlive", "()Z") => CallOp::Join,
+        ("join", "()V" | "(J)V" | "(JI)V" | crate::sites::JOIN_DURATION_DESC)
+        | ("isAlive", "()Z") => CallOp::Join,
         // A thread found TERMINATED is not alive either: the same check after the call.
         ("getState", crate::sites::THREAD_STATE_DESC) => CallOp::Join,
         ("interrupt", "()V") | ("$threadInterrupt", _) => CallOp::Interrupt,
         ("$threadInterrupted", _) => CallOp::InterruptedNow,
         ("$threadJoin", _) => CallOp::JoinNow,
+        ("$lockProbe", _) => CallOp::LockProbe,
         ("$caught", _) => CallOp::Caught,
         ("isInterrupted", "()Z") => CallOp::Interrupted,
         ("wait", "()V" | "(J)V" | "(JI)V") => CallOp::Wait,

@@ -159,6 +159,16 @@ impl Cx<'_> {
         id
     }
 
+    /// `isLocked()` or `isWriteLocked()` returned `held`. Seen free, the lock was last
+    /// released by an outermost unlock, which wrote `$writer`; seen held, someone's
+    /// outermost acquisition wrote `$taken`. Either is a volatile read of the lock's state
+    /// in the JDK: the thread goes on after what that unlock or lock followed (`while
+    /// (lock.isLocked()) spin; read data`).
+    pub(super) fn lock_probe(&mut self, obj: u64, held: bool, loc: u32) {
+        let field = if held { "$taken" } else { "$writer" };
+        self.sync_var(obj, field, loc, true, false);
+    }
+
     /// A read or write of a collection's `$state` (`sid`: `CLASS.$state`). A write is an
     /// update, a read of the state then a write: what `poll()`, `remove(k)` or `add(e)`
     /// return depends on what the collection held, so a consumer that polled the element
@@ -229,6 +239,12 @@ impl Cx<'_> {
         match (op, when) {
             (CallOp::Start, When::Before) => self.fork(o, loc),
             (CallOp::Join, When::After(_)) | (CallOp::JoinNow, _) => self.join(o, loc),
+            (CallOp::LockProbe, When::After(Ret::Bool(held))) => {
+                let m = self.model(o);
+                let lo = self.lock_object(o, m);
+                let obj = self.obj(lo);
+                self.lock_probe(obj, held, loc);
+            }
             (CallOp::Wait, When::Before) => {
                 let obj = self.obj(o);
                 if self.jdk && self.t.held.contains_key(&obj) {

@@ -21,7 +21,45 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 // NORACE: families.JucLocks.version
 //   read by both workers under the read lock of `rw` (reads never race), written by main
 //   under the write lock before start()
+// NORACE: families.JucLocks.probed
+//   written by a holder of `probe` (a ReentrantLock, then `probeRw`'s write lock); the
+//   reader waits until isLocked()/isWriteLocked() (called directly and through a method
+//   reference) saw the lock taken and then free again: the unlock came before
 public class JucLocks {
+    static final ReentrantLock probe = new ReentrantLock();
+    static final ReentrantReadWriteLock probeRw = new ReentrantReadWriteLock();
+    static int probed;
+
+    /** A holder writes `probed` under the lock; the caller waits for it through `held`. */
+    static void probeRound(java.util.concurrent.locks.Lock l, java.util.function.BooleanSupplier held,
+            boolean direct, boolean rwLock) throws InterruptedException {
+        Thread holder = new Thread(() -> {
+            l.lock();
+            try {
+                Thread.sleep(20);
+                probed++;
+            } catch (InterruptedException e) {
+                return;
+            } finally {
+                l.unlock();
+            }
+        }, "probe-holder");
+        holder.start();
+        if (direct && !rwLock) {
+            while (!probe.isLocked()) Thread.onSpinWait();
+            while (probe.isLocked()) Thread.onSpinWait();
+        } else if (direct) {
+            while (!probeRw.isWriteLocked()) Thread.onSpinWait();
+            while (probeRw.isWriteLocked()) Thread.onSpinWait();
+        } else {
+            while (!held.getAsBoolean()) Thread.onSpinWait();
+            while (held.getAsBoolean()) Thread.onSpinWait();
+        }
+        int seen = probed;
+        holder.join();
+        if (seen == 0) System.out.println("probe not seen");
+    }
+
     static final ReentrantLock lock = new ReentrantLock();
     static final ReentrantLock lockA = new ReentrantLock();
     static final ReentrantLock lockB = new ReentrantLock();
@@ -126,6 +164,10 @@ public class JucLocks {
         b.start();
         a.join();
         b.join();
+        probeRound(probe, null, true, false);
+        probeRound(probeRw.writeLock(), null, true, true);
+        probeRound(probe, probe::isLocked, false, false);
+        probeRound(probeRw.writeLock(), probeRw::isWriteLocked, false, true);
         lock.lock();
         try {
             System.out.println("guarded=" + guarded + " tried=" + tried + " table=" + table);

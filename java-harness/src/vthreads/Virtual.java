@@ -28,6 +28,9 @@ import java.util.concurrent.locks.ReentrantLock;
 //   set before notifyAll, read after wait() saw the flag, both virtual threads
 // NORACE: vthreads.Virtual.viaBuilder
 //   written by main, read by a platform thread started by Thread.ofPlatform().start(r)
+// NORACE: vthreads.Virtual.joinedByDuration
+//   written by a virtual thread and by a platform thread that has ended, read after
+//   join(Duration) returned true (JDK 19+, called through reflection)
 // RACE: vthreads.Virtual.unguarded @unguarded @unguarded
 //   incremented by several virtual threads with no synchronization
 public class Virtual {
@@ -35,6 +38,7 @@ public class Virtual {
     static final class Cell { int n; }
 
     static int started, locked, juLocked, pooled, waited, unguarded, viaBuilder;
+    static int joinedByDuration;
     static boolean ready;
 
     static Thread startVirtual(Runnable r) throws Exception {
@@ -66,6 +70,19 @@ public class Virtual {
         Thread first = startVirtual(() -> { started = 1; });
         first.join();
         int sum = started;
+
+        // join(Duration): of a virtual thread, and of a platform thread already ended.
+        Method joinFor = Thread.class.getMethod("join", java.time.Duration.class);
+        Thread byDuration = startVirtual(() -> { joinedByDuration = 1; });
+        if ((Boolean) joinFor.invoke(byDuration, java.time.Duration.ofSeconds(30))) {
+            sum += joinedByDuration;
+        }
+        Thread ended = new Thread(() -> { joinedByDuration = 2; });
+        ended.start();
+        sleep(50); // ended by now, most likely: join(Duration) returns at once
+        if ((Boolean) joinFor.invoke(ended, java.time.Duration.ofSeconds(30))) {
+            sum += joinedByDuration;
+        }
 
         Object mon = new Object();
         ReentrantLock lock = new ReentrantLock();
