@@ -64,8 +64,9 @@ pub(crate) fn stats(path: &Path) -> Result<ExitCode> {
     if src.reads_moved() > 0 {
         let _ = writeln!(
             s,
-            "reads returned before a write their stamp follows: {} (each has the value from \
-             before that write: its hook was stamped after the write landed)",
+            "reads moved to the write they saw: {} (returned before a write their stamp \
+             follows, or held until a write of the value they have: a read's hook is \
+             stamped after its load, a compare-and-set's record after the store)",
             src.reads_moved()
         );
     }

@@ -282,7 +282,7 @@ fn a_first_read_sorts_before_the_write_it_did_not_see() {
     };
     let unexplained = count("reads no traced write explains: ")
         .unwrap_or_else(|| panic!("jrace stats counts unexplained reads: {stats}"));
-    let moved = count("reads returned before a write their stamp follows: ").unwrap_or(0);
+    let moved = count("reads moved to the write they saw: ").unwrap_or(0);
     assert!(
         moved <= rounds / 4,
         "{moved} of {zeros} reads of 0 were stamped after the write of 1 (the recorder's \

@@ -71,6 +71,9 @@ struct Stream {
     bad: Option<TraceError>,
     /// The log ended without its end frame (known once its last batch was taken).
     unfinished: bool,
+    /// `bi` of a read held back once until the write it saw ([`TraceReader::future_write`]),
+    /// `NONE` if none.
+    held: usize,
 }
 
 impl Stream {
@@ -82,6 +85,7 @@ impl Stream {
             good: 0,
             bad: None,
             unfinished: false,
+            held: NONE,
         }
     }
 
@@ -106,6 +110,7 @@ impl Stream {
         self.batch = dec.take(i, Some(done));
         let b = &mut self.batch;
         self.bi = 0;
+        self.held = NONE;
         self.good = b.events.len();
         self.bad = None;
         if b.last {
@@ -211,7 +216,7 @@ struct StaleReads {
     listed: rustc_hash::FxHashMap<usize, u32>,
     /// Threads whose `fork` was returned.
     forked: rustc_hash::FxHashSet<ThreadId>,
-    /// Reads moved so far.
+    /// Reads moved so far (before a write, or held back until one).
     moved: u64,
 }
 
@@ -249,7 +254,7 @@ impl StaleReads {
     #[inline]
     fn returned_on(&mut self, e: &Event) {
         match e.kind {
-            Kind::Write if e.has_value() => self.set(e.target, e.value),
+            Kind::Write | Kind::VWrite if e.has_value() => self.set(e.target, e.value),
             Kind::Read if e.has_value() && self.get(e.target).is_none() => {
                 self.set(e.target, e.value)
             }
@@ -560,6 +565,41 @@ impl TraceReader {
         })
     }
 
+    /// Reads stamped before the write they saw. A plain read does not take the stripe lock
+    /// that orders a compare-and-set or an ordered put with its record, so it can see the
+    /// new value before that operation is recorded (a lock-free map whose slots are
+    /// compare-and-set through `Unsafe` and read plainly): by stamps the read comes before
+    /// the write whose value it has. When the merge is about to return such a read
+    /// (`r`, at `stamp`, of stream `c`: its variable holds another value now), and another
+    /// thread's next few events hold a write of that value to it, the read waits until
+    /// that write has been returned: the stamp of the write, if `c`'s events up to it are
+    /// plain reads and branches only (moving them after other threads' events then changes
+    /// no order any other event depends on).
+    fn future_write(&self, c: usize, stamp: u64, r: &Event) -> Option<u64> {
+        const LOOK: usize = 8;
+        let mut best: Option<u64> = None;
+        for (j, s) in self.streams.iter().enumerate() {
+            if j == c || s.thread == r.thread {
+                continue;
+            }
+            let w = s.next().iter().take(LOOK).find(|(_, w)| {
+                matches!(w.kind, Kind::Write | Kind::VWrite) && w.target == r.target
+            });
+            if let Some(&(ws, w)) = w {
+                if w.has_value() && w.value == r.value && ws > stamp {
+                    best = Some(best.map_or(ws, |b: u64| b.min(ws)));
+                }
+            }
+        }
+        let ws = best?;
+        let mine = self.streams[c].next();
+        let upto = mine.iter().position(|(st, _)| *st > ws)?;
+        mine[1..upto]
+            .iter()
+            .all(|(_, h)| matches!(h.kind, Kind::Read | Kind::Branch))
+            .then_some(ws)
+    }
+
     /// Counts, checks and returns event `e` (at `stamp`) of stream `i`.
     #[inline(always)]
     fn emit(&mut self, i: usize, stamp: u64, mut e: Event) -> Result<Option<Event>, TraceError> {
@@ -770,6 +810,7 @@ impl TraceReader {
                         let t = &mut self.streams[j];
                         let (hs, h) = t.batch.events[t.bi];
                         t.bi += 1;
+                        t.held = NONE;
                         self.stale.left(j);
                         if h.kind == Kind::Read {
                             self.stale.moved += 1;
@@ -778,6 +819,24 @@ impl TraceReader {
                         }
                         self.stale.returned(&h);
                         return self.emit(j, hs, h);
+                    }
+                }
+                if e.kind == Kind::Read && self.stale.on && e.has_value() {
+                    let s = &self.streams[c];
+                    if s.held == s.bi {
+                        self.streams[c].held = NONE;
+                        self.stale.moved += 1;
+                    } else if self.stale.get(e.target).is_some_and(|v| v != e.value) {
+                        if let Some(after) = self.future_write(c, stamp, &e) {
+                            // Back into the heap, keyed after every event stamped
+                            // like the write.
+                            let s = &mut self.streams[c];
+                            s.held = s.bi;
+                            self.heap.push(Reverse((after, ThreadId::MAX, c)));
+                            self.stale.pushed(c, self.streams[c].next());
+                            self.cur = NONE;
+                            continue;
+                        }
                     }
                 }
                 let s = &mut self.streams[c];

@@ -707,6 +707,129 @@ fn agent_traces_return_a_stale_read_before_the_write_it_did_not_see() {
     assert_eq!(r.reads_moved(), 1);
 }
 
+/// Agent traces: a plain read stamped before the write whose value it has (a
+/// compare-and-set's record follows its store; the read takes no lock) waits until that
+/// write, with the plain reads and branches of its thread up to the write's stamp; not
+/// when its thread synchronizes before that stamp, nor in another writer's trace.
+#[test]
+fn agent_traces_hold_a_read_until_the_write_it_saw() {
+    let ev = |t: ThreadId, k: Kind, target: u32| Event::new(t, k, target, 0);
+    // x0 = slot (compare-and-set), x1 = box.a (plain), x2 = other slot, lock 0.
+    let logs = |sync_first: bool| -> Vec<(ThreadId, Vec<(u64, Event)>)> {
+        let mut reader = vec![
+            (6, ev(2, Kind::Begin, 0)),
+            (7, ev(2, Kind::Read, 0).with_value(0)), // slot: null, spinning
+            (8, ev(2, Kind::Branch, 0)),
+            (10, ev(2, Kind::Read, 0).with_value(9)), // slot: the box, before its CAS record
+            (11, ev(2, Kind::Branch, 0)),
+            (12, ev(2, Kind::Read, 1).with_value(42)), // box.a
+            (30, ev(2, Kind::Read, 2).with_value(1)),
+        ];
+        if sync_first {
+            reader.insert(5, (11, ev(2, Kind::Acquire, 0)));
+            reader.insert(6, (11, ev(2, Kind::Release, 0)));
+        }
+        vec![
+            (
+                0,
+                vec![
+                    (1, ev(0, Kind::Begin, 0)),
+                    (2, ev(0, Kind::Fork, 1)),
+                    (3, ev(0, Kind::Fork, 2)),
+                ],
+            ),
+            (
+                1,
+                vec![
+                    (4, ev(1, Kind::Begin, 0)),
+                    (5, ev(1, Kind::Write, 1).with_value(42)), // box.a = 42
+                    (20, ev(1, Kind::VWrite, 0).with_value(9)), // CAS slot: null -> box
+                    (21, ev(1, Kind::Write, 2).with_value(1)),
+                ],
+            ),
+            (2, reader),
+        ]
+    };
+    let write = |dir: &Path, agent: bool, sync_first: bool| {
+        let w = TraceWriter::create(dir).unwrap();
+        for t in 0..3 {
+            w.name(Table::Thread, t, &format!("t{t}")).unwrap();
+        }
+        for (x, n) in ["slot", "a", "other"].iter().enumerate() {
+            w.name(Table::Static, x as u32, n).unwrap();
+            w.var(x as u32, x as u32, n).unwrap();
+        }
+        w.name(Table::Lock, 0, "L").unwrap();
+        w.loc(0, "A.java:1", None).unwrap();
+        if agent {
+            w.set_meta("recorder", "jrace-agent").unwrap();
+        }
+        for (t, evs) in &logs(sync_first) {
+            let mut l = w.thread_log(*t).unwrap();
+            for (s, e) in evs {
+                l.append(*s, e).unwrap();
+            }
+            l.finish().unwrap();
+        }
+        w.finish().unwrap();
+    };
+    let order = |t: &Trace| -> Vec<(ThreadId, Kind, u32)> {
+        t.events
+            .iter()
+            .filter(|e| e.thread != 0)
+            .map(|e| (e.thread, e.kind, e.target))
+            .collect()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let by_stamp = vec![
+        (1, Kind::Begin, 0),
+        (1, Kind::Write, 1),
+        (2, Kind::Begin, 0),
+        (2, Kind::Read, 0),
+        (2, Kind::Branch, 0),
+        (2, Kind::Read, 0),
+        (2, Kind::Branch, 0),
+        (2, Kind::Read, 1),
+        (1, Kind::VWrite, 0),
+        (1, Kind::Write, 2),
+        (2, Kind::Read, 2),
+    ];
+    let plain = tmp.path().join("plain");
+    write(&plain, false, false);
+    let (t, r) = read_dir(&plain).unwrap();
+    assert_eq!(order(&t), by_stamp, "another writer's stamps are its order");
+    assert_eq!(r.reads_moved(), 0);
+
+    let agent = tmp.path().join("agent");
+    write(&agent, true, false);
+    let (t, r) = read_dir(&agent).unwrap();
+    let held = vec![
+        (1, Kind::Begin, 0),
+        (1, Kind::Write, 1),
+        (2, Kind::Begin, 0),
+        (2, Kind::Read, 0),
+        (2, Kind::Branch, 0),
+        (1, Kind::VWrite, 0),
+        (2, Kind::Read, 0),
+        (2, Kind::Branch, 0),
+        (2, Kind::Read, 1),
+        (1, Kind::Write, 2),
+        (2, Kind::Read, 2),
+    ];
+    assert_eq!(order(&t), held, "the read waits for the compare-and-set");
+    assert_eq!(r.reads_moved(), 1);
+
+    // The reader's lock before the write's stamp: its events stay where they are.
+    let synced = tmp.path().join("synced");
+    write(&synced, true, true);
+    let (t, r) = read_dir(&synced).unwrap();
+    let kinds: Vec<_> = order(&t).into_iter().map(|(th, k, _)| (th, k)).collect();
+    let cas = kinds.iter().position(|&e| e == (1, Kind::VWrite)).unwrap();
+    let acq = kinds.iter().position(|&e| e == (2, Kind::Acquire)).unwrap();
+    assert!(acq < cas, "{kinds:?}");
+    assert_eq!(r.reads_moved(), 0);
+}
+
 /// A trace says why and where it was cut: the agent's `cut` metadata (the size limit, a
 /// write that failed), non-daemon threads that had not ended in an agent's finished trace
 /// (an exit with threads running); a finished trace with every non-daemon thread ended,
