@@ -23,6 +23,7 @@
 //! | `Thread.interrupt()`, `VirtualThread.interrupt()` | `before(this, Interrupt)`| read-modify-write `this.$interrupt` |
 //! | `Thread.interrupted()` (static, at each return)   | `before(null, InterruptedNow)` | vread of the current thread's `$interrupt` |
 //! | `Thread.join(long)`, `join(Duration)` (at each return) | `before(this, JoinNow)`  | join, if the thread has ended |
+//! | `this.wait(long)` inside `Thread.join(long)`       | `before`/`after(this, Wait)` | wait and wake, when the program holds the thread's monitor |
 //! | `Shutdown.shutdown()` (static)                    | `before(null, VmShutdown)` | joins of every ended non-daemon thread |
 //! | `NioSocketImpl.write`/`close`/`shutdownOutput`, `SocketChannelImpl.write`/`blockingWriteFully`/`shutdownOutput`/`implCloseSelectableChannel` | `before(this, StreamSend)` | vwrite of the connection direction's `$tcp` variable |
 //! | `NioSocketImpl.read`, `SocketChannelImpl.read`/`blockingRead` (at each return) | `before(this, StreamReceive)` | vread of the opposite direction's `$tcp` variable |
@@ -223,6 +224,76 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At
     }
 }
 
+/// `Thread.join(long)` waits on the thread object (`wait(delay)` in a synchronized
+/// method or block): a program that joins a thread while holding that thread's monitor (a
+/// `Thread` subclass whose synchronized `close()` joins itself) gives the monitor up there,
+/// and the thread it joins may take it. Each `this.wait(J)` of the method gets the
+/// program's wait hooks (`before`/`after`, receiver `this`), which record a wait and a wake
+/// only when the program holds the monitor, as a wait in the program would.
+fn wrap_join_waits(
+    cf: &mut ClassFile,
+    ed: &mut CodeEditor,
+    sink: &mut dyn SiteSink,
+    dotted: &str,
+    file: Option<&str>,
+) -> Result<(), String> {
+    let waits: Vec<usize> = (0..ed.len())
+        .filter(|&i| {
+            let ins = &ed.instructions()[i].1;
+            ins.op == op::INVOKEVIRTUAL
+                && matches!(ins.arg, Arg::Cp(k) if cf.constant_pool.member_ref(k).is_some_and(|(c, n, d)| {
+                    (c == "java/lang/Object" || c == "java/lang/Thread") && n == "wait" && d == "(J)V"
+                }))
+        })
+        .collect();
+    if waits.is_empty() {
+        return Ok(());
+    }
+    let site = sink.site(Site {
+        kind: SiteKind::Call {
+            owner: "java/lang/Object".into(),
+            name: "wait".into(),
+            desc: "(J)V".into(),
+            via: None,
+        },
+        loc: Location {
+            class: dotted.into(),
+            method: "join".into(),
+            file: file.map(Into::into),
+            line: None,
+            bci: 0,
+        },
+        jdk: true,
+        fenced: false,
+    });
+    if site < 0 {
+        return Ok(());
+    }
+    let push_site = if site <= i16::MAX as i32 {
+        Insn::with(op::SIPUSH, Arg::I16(site as i16))
+    } else {
+        let i = cf
+            .constant_pool
+            .add(Constant::Integer(site as u32))
+            .map_err(|e| e.to_string())?;
+        Insn::with(op::LDC_W, Arg::Cp(i))
+    };
+    let mut hook = |name: &str| -> Result<Insn, String> {
+        let k = cf
+            .constant_pool
+            .add_methodref("jrace/rt/R", name, "(Ljava/lang/Object;I)V")
+            .map_err(|e| e.to_string())?;
+        Ok(Insn::with(op::INVOKESTATIC, Arg::Cp(k)))
+    };
+    let before = [Insn::new(op::ALOAD_0), push_site.clone(), hook("before")?];
+    let after = [Insn::new(op::ALOAD_0), push_site, hook("after")?];
+    for i in waits {
+        ed.insert_before(i, &before, 2).map_err(|e| e.to_string())?;
+        ed.insert_after(i, &after, 2).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 /// A TCP connection's byte stream orders what a thread did before sending before what the
 /// thread that received the bytes does next (an in-process server and its client): `Some(false)`
 /// for a method that sends (hooked on entry: before the bytes can arrive; closing and
@@ -339,6 +410,9 @@ pub fn hook_class(
             push_site,
             Insn::with(op::INVOKESTATIC, Arg::Cp(hook)),
         ]);
+        if (name, mname.as_str(), mdesc.as_str()) == ("java/lang/Thread", "join", "(J)V") {
+            wrap_join_waits(&mut cf, &mut ed, sink, &dotted, file.as_deref())?;
+        }
         match at {
             At::Entry => ed.insert_before(0, &seq, 2).map_err(|e| e.to_string())?,
             At::Exit | At::ExitBool => {

@@ -21,7 +21,37 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 //   incremented under the write lock, read by two threads under the read lock
 // NORACE: families.Runners$Base.setUpValue
 //   written by setUp() in the constructor before the threads start, read by them
+// NORACE: families.Runners$Closing.bumps
+//   a Thread subclass whose synchronized close() joins it: Thread.join waits on the thread
+//   object, giving its monitor up, so run() enters a synchronized method meanwhile
 public class Runners {
+    static final class Closing extends Thread {
+        int bumps;
+
+        Closing() {
+            super("closing");
+        }
+
+        synchronized void bump() {
+            bumps++;
+        }
+
+        @Override
+        public void run() {
+            try {
+                Thread.sleep(30);
+            } catch (InterruptedException e) {
+                return;
+            }
+            bump();
+        }
+
+        synchronized int close() throws InterruptedException {
+            join();
+            return bumps += 10;
+        }
+    }
+
     abstract static class Base {
         static volatile boolean ready;
         volatile int handed;
@@ -65,7 +95,7 @@ public class Runners {
         void t3() {}
     }
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws InterruptedException {
         new Base(2) {
             void t1() {
                 payload = 1;
@@ -133,6 +163,9 @@ public class Runners {
                 }
             }
         };
-        System.out.println("rw=" + (r.rwCount <= 6) + " mixed=" + (m.mixed <= 2));
+        Closing c = new Closing();
+        c.start();
+        int closed = c.close();
+        System.out.println("rw=" + (r.rwCount <= 6) + " mixed=" + (m.mixed <= 2) + " closed=" + closed);
     }
 }
