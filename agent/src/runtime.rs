@@ -610,6 +610,8 @@ pub struct ThreadState {
     lazy_locks: Vec<(u64, u32, u32)>,
     /// A `wait` whose `wake` is not recorded yet (the wait ended by an exception).
     pending_wake: Option<u32>,
+    /// The start and timeout (ms) of the program's `Object.wait(long)` in progress.
+    wait_timeout: Option<(std::time::Instant, u64)>,
     /// Monitors of the synchronized methods on the stack, innermost last.
     sync_stack: Vec<u64>,
     seen_init: FxHashSet<u32>,

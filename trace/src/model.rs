@@ -152,6 +152,12 @@ pub const FLAG_JDK: u8 = 4;
 /// `.std` format does not write it.
 pub const ACQUIRE_TRY: i64 = 1;
 
+/// `Event::value` of a `wake` whose wait ran out of time: a timed wait that returned after
+/// its timeout had elapsed, so no notify was needed for it to return (the detectors that
+/// keep an unmatched wake after everything before it leave this one free). The `.std`
+/// format does not write it.
+pub const WAKE_TIMED_OUT: i64 = 1;
+
 /// One event. See [`Kind`] for what `target` and `value` mean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Event {
@@ -189,6 +195,10 @@ impl Event {
     /// True for an acquisition that could not have blocked ([`ACQUIRE_TRY`]).
     pub fn is_try_acquire(&self) -> bool {
         self.kind == Kind::Acquire && self.value == ACQUIRE_TRY
+    }
+    /// True for a wake whose wait timed out ([`WAKE_TIMED_OUT`]).
+    pub fn is_timed_out_wake(&self) -> bool {
+        self.kind == Kind::Wake && self.value == WAKE_TIMED_OUT && !self.has_value()
     }
     /// True for the JDK's own synchronization ([`FLAG_JDK`]).
     pub fn is_jdk(&self) -> bool {

@@ -34,8 +34,9 @@ impl Cx<'_> {
         let s = self.stamp(kind, sync);
         let mut e = Event::new(self.t.tid, kind, target, loc);
         match value {
-            // An acquire's value is a mark ([`jrace_trace::ACQUIRE_TRY`]), not a value read.
-            Some(v) if kind == Kind::Acquire => e.value = v,
+            // An acquire's or a wake's value is a mark ([`jrace_trace::ACQUIRE_TRY`],
+            // [`jrace_trace::WAKE_TIMED_OUT`]), not a value read.
+            Some(v) if matches!(kind, Kind::Acquire | Kind::Wake) => e.value = v,
             Some(v) => e = e.with_value(v),
             None => {}
         }

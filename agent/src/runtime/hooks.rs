@@ -143,6 +143,7 @@ pub(super) unsafe fn new_thread_state(
         held: FxHashMap::default(),
         lazy_locks: Vec::new(),
         pending_wake: None,
+        wait_timeout: None,
         sync_stack: Vec::new(),
         seen_init: FxHashSet::default(),
         locks: FxHashMap::default(),

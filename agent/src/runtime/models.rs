@@ -633,7 +633,12 @@ impl Cx<'_> {
                         self.wait(obj, loc);
                         crate::replay::awaiting(self.env, o); // replay
                     }
-                    (LibOp::Await, false) => self.wake(obj, loc),
+                    // `await(time, unit)` and `awaitUntil(deadline)` return false when
+                    // the time ran out.
+                    (LibOp::Await, false) => {
+                        let timed_out = matches!(when, When::After(Ret::Bool(false)));
+                        self.wake(obj, loc, timed_out)
+                    }
                     (LibOp::Signal, true) => self.notify(obj, false, loc),
                     (LibOp::SignalAll, true) => self.notify(obj, true, loc),
                     _ => {}

@@ -244,6 +244,19 @@ pub(super) unsafe extern "C" fn sthrow(env: Env, _: jclass, site: jint) {
 pub(super) unsafe extern "C" fn before(env: Env, _: jclass, o: jobject, site: jint) {
     hook(env, site, |cx| cx.call(When::Before, o, site));
 }
+/// Before `o.wait(timeout)` (or `wait(timeout, nanos)`) in the program.
+pub(super) unsafe extern "C" fn before_wait(
+    env: Env,
+    _: jclass,
+    o: jobject,
+    timeout: jlong,
+    site: jint,
+) {
+    hook(env, site, |cx| {
+        cx.t.wait_timeout = (timeout > 0).then(|| (std::time::Instant::now(), timeout as u64));
+        cx.call(When::Before, o, site)
+    });
+}
 pub(super) unsafe extern "C" fn after(env: Env, _: jclass, o: jobject, site: jint) {
     hook(env, site, |cx| cx.call(When::After(Ret::Void), o, site));
 }
@@ -342,7 +355,7 @@ pub(super) unsafe extern "C" fn cuc(env: Env, _: jclass, class: jobject, site: j
 }
 
 /// The entry point of every native of `jrace.rt.R`, by name.
-fn entry_points() -> [(&'static str, *mut c_void); 64] {
+fn entry_points() -> [(&'static str, *mut c_void); 65] {
     [
         ("rdI", rd_i as *mut c_void),
         ("rdJ", rd_j as *mut c_void),
@@ -380,6 +393,7 @@ fn entry_points() -> [(&'static str, *mut c_void); 64] {
         ("sexit", sexit as *mut c_void),
         ("sthrow", sthrow as *mut c_void),
         ("before0", before as *mut c_void),
+        ("beforeWait0", before_wait as *mut c_void),
         ("after0", after as *mut c_void),
         ("afterZ0", after_z as *mut c_void),
         ("afterA0", after_a as *mut c_void),

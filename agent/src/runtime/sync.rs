@@ -101,11 +101,14 @@ impl Cx<'_> {
         }
     }
 
-    pub(super) fn wake(&mut self, obj: u64, loc: u32) {
+    /// The return from a wait; `timed_out`: it returned because its time ran out
+    /// ([`jrace_trace::WAKE_TIMED_OUT`]).
+    pub(super) fn wake(&mut self, obj: u64, loc: u32, timed_out: bool) {
         if let (Some(l), Some(&(_, held))) = (self.t.pending_wake, self.t.held.get(&obj)) {
             if l == held {
                 self.t.pending_wake = None;
-                self.emit_one(Kind::Wake, l, loc, None, true);
+                let mark = timed_out.then_some(jrace_trace::WAKE_TIMED_OUT);
+                self.emit_one(Kind::Wake, l, loc, mark, true);
             }
         }
     }
@@ -254,7 +257,12 @@ impl Cx<'_> {
             }
             (CallOp::Wait, When::After(_)) => {
                 let obj = self.obj(o);
-                self.wake(obj, loc);
+                // Back after its timeout: it needed no notify.
+                let timed_out =
+                    self.t.wait_timeout.take().is_some_and(|(t0, ms)| {
+                        t0.elapsed() >= std::time::Duration::from_millis(ms)
+                    });
+                self.wake(obj, loc, timed_out);
                 if self.jdk && self.t.held.contains_key(&obj) {
                     self.sync_var(obj, "$monitor", loc, true, false);
                 }

@@ -225,7 +225,7 @@ fn stub_matches_the_runtime_class() {
         &dir.join("stub"),
     );
     assert_eq!(real, stub);
-    assert_eq!(real.len(), 72);
+    assert_eq!(real.len(), 73);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -688,7 +688,7 @@ fn hooks_report_the_right_values_receivers_and_sites() {
             "before java.lang.Object",
             "after java.lang.Object",
             "srA java.lang.Object",
-            "before java.lang.Object",
+            "beforeWait java.lang.Object 1", // wait(1): with its timeout
             "after java.lang.Object",
             "mexit java.lang.Object"
         ]

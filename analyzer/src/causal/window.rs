@@ -298,6 +298,8 @@ impl<'g, 'a> Window<'g, 'a> {
                             edges.push((n, k32));
                         }
                     }
+                    // A wait that timed out needed no notify.
+                    None if e.is_timed_out_wake() => {}
                     None => {
                         // Unmatched wake: whatever woke it stays before it (docs/DETECTORS.md#notify-and-wake).
                         for (u, &l) in last_seen.iter().enumerate() {

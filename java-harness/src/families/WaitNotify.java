@@ -13,7 +13,44 @@ package families;
 // NORACE: families.WaitNotify.acks
 //   the second round: the consumer acknowledges under the monitor with notify(), the
 //   producer waits for it
+// RACE: families.WaitNotify.late @lateW @lateR
+//   main waits on a monitor nobody notifies (wait(timeout) runs out) and then reads what a
+//   worker wrote without synchronization: a timed wait orders nothing
+// RACE: families.WaitNotify.lateCond @lateCondW @lateCondR
+//   the same with Condition.await(timeout, unit) returning false
 public class WaitNotify {
+    static final Object idle = new Object();
+    static int late;
+    static int lateCond;
+
+    /** A worker writes; main waits until a timeout nobody cuts short, then reads. */
+    static void timedWaits() throws InterruptedException {
+        Thread w = new Thread(() -> {
+            late = 1; // @lateW
+            lateCond = 1; // @lateCondW
+        }, "late-writer");
+        w.start();
+        synchronized (idle) {
+            idle.wait(200);
+        }
+        int seen = late; // @lateR
+        java.util.concurrent.locks.ReentrantLock l = new java.util.concurrent.locks.ReentrantLock();
+        java.util.concurrent.locks.Condition never = l.newCondition();
+        l.lock();
+        try {
+            if (never.await(100, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                seen++;
+            }
+        } finally {
+            l.unlock();
+        }
+        seen += lateCond; // @lateCondR
+        w.join();
+        if (seen != 2) {
+            System.out.println("late writer not seen");
+        }
+    }
+
     static final Object m = new Object();
     static int data;
     static boolean ready;
@@ -73,6 +110,7 @@ public class WaitNotify {
         p.start();
         c.join();
         p.join();
+        timedWaits();
         System.out.println("data=" + data + " acks=" + acks + " after=" + after);
     }
 }

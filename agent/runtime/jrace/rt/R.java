@@ -241,6 +241,13 @@ public final class R {
             afterA0(result, recv, site);
         }
     }
+    // Object.wait(timeout) and wait(timeout, nanos): the timeout too, so that a wait that
+    // returns after it ran out is known to have needed no notify.
+    public static void beforeWait(Object recv, long timeout, int site) {
+        if (flag(site) != 1) {
+            beforeWait0(recv, timeout, site);
+        }
+    }
     // get(int)/set(int, E) of a list: the index too (beforeI for set, afterAI for get).
     public static void beforeI(Object recv, int index, int site) {
         if (flag(site) != 1) {
@@ -258,6 +265,7 @@ public final class R {
         return k != 0 ? k : resolve(site);
     }
     static native void before0(Object recv, int site);
+    static native void beforeWait0(Object recv, long timeout, int site);
     static native void after0(Object recv, int site);
     static native void afterZ0(boolean result, Object recv, int site);
     static native void beforeI0(Object recv, int index, int site);

@@ -131,6 +131,7 @@ impl Rewrite<'_, '_, '_> {
             name == "get" && desc == LIST_GET,
         );
         let ret_z = desc.ends_with(")Z");
+        let wait_with_timeout = name == "wait" && desc.starts_with("(J");
         let ret_a = desc
             .rsplit(')')
             .next()
@@ -154,8 +155,12 @@ impl Rewrite<'_, '_, '_> {
         // The index of `set(int, E)` (before the call) or `get(int)` (after it).
         let at = slots.first().copied();
         let (set_at, get_at) = (at.filter(|_| indexed.0), at.filter(|_| indexed.1));
+        // `wait(long)`/`wait(long, int)`: its timeout goes to `beforeWait`.
+        let timed_wait = at.filter(|_| wait_with_timeout);
         let before = self.mcx.call(if set_at.is_some() {
             "beforeI"
+        } else if timed_wait.is_some() {
+            "beforeWait"
         } else {
             "before"
         })?;
@@ -178,11 +183,14 @@ impl Rewrite<'_, '_, '_> {
         if let Some(slot) = set_at {
             seq.push(local(op::ILOAD, slot));
         }
+        if let Some(slot) = timed_wait {
+            seq.push(local(shapes[0].load(), slot));
+        }
         seq.extend([push.clone(), before]);
         for (sh, slot) in shapes.iter().zip(&slots) {
             seq.push(local(sh.load(), *slot));
         }
-        e0(self.ed.insert_before(i, &seq, 3))?;
+        e0(self.ed.insert_before(i, &seq, 5))?;
         let mut aft = Vec::with_capacity(5);
         if ret_z || ret_a {
             aft.push(Insn::new(op::DUP));

@@ -166,5 +166,6 @@ public final class R {
     public static void br(int site) { ev("br", site, ""); }
     public static void clinit(int site) { ev("clinit", site, ""); }
     public static void cu(int site) { ev("cu", site, ""); }
+    public static void beforeWait(Object recv, long timeout, int site) { ev("beforeWait", site, ref(recv) + " " + timeout); }
     public static void cuc(Object c, int site) { ev("cuc", site, c == null ? "null" : ((Class<?>) c).getName()); }
 }
