@@ -24,6 +24,7 @@
 //! | `Thread.interrupted()` (static, at each return)   | `before(null, InterruptedNow)` | vread of the current thread's `$interrupt` |
 //! | `Thread.join(long)`, `join(Duration)` (at each return) | `before(this, JoinNow)`  | join, if the thread has ended |
 //! | `this.wait(long)` inside `Thread.join(long)`       | `before`/`after(this, Wait)` | wait and wake, when the program holds the thread's monitor |
+//! | `Thread.isAlive()` (JDK 21+, at each return)        | `afterZ(result, this, Join)` | join, if the thread has ended |
 //! | `Shutdown.shutdown()` (static)                    | `before(null, VmShutdown)` | joins of every ended non-daemon thread |
 //! | `NioSocketImpl.write`/`close`/`shutdownOutput`, `SocketChannelImpl.write`/`blockingWriteFully`/`shutdownOutput`/`implCloseSelectableChannel` | `before(this, StreamSend)` | vwrite of the connection direction's `$tcp` variable |
 //! | `NioSocketImpl.read`, `SocketChannelImpl.read`/`blockingRead` (at each return) | `before(this, StreamReceive)` | vread of the opposite direction's `$tcp` variable |
@@ -206,6 +207,10 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At
             entry((0, "$threadStart"))
         }
         ("java/lang/Shutdown", "shutdown") if desc == "()V" => entry((NULL, "$vmShutdown")),
+        // A thread seen dead through `isAlive()` (JDK 21+, where it is not native; the
+        // program's call sites record the same, a method reference, `Thread::isAlive`, has
+        // none): a join if the thread has ended.
+        ("java/lang/Thread", "isAlive") if desc == "()Z" => Some((0, "$threadAlive", At::ExitBool)),
         // Whether a lock is held, read from its state (the program's call sites record
         // the same and drop what the JDK does inside; a method reference has no site).
         ("java/util/concurrent/locks/ReentrantLock", "isLocked")

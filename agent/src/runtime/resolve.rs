@@ -111,6 +111,7 @@ pub(super) fn call_op(name: &str, desc: &str) -> CallOp {
         ("interrupt", "()V") | ("$threadInterrupt", _) => CallOp::Interrupt,
         ("$threadInterrupted", _) => CallOp::InterruptedNow,
         ("$threadJoin", _) => CallOp::JoinNow,
+        ("$threadAlive", _) => CallOp::Join,
         ("$lockProbe", _) => CallOp::LockProbe,
         ("$caught", _) => CallOp::Caught,
         ("isInterrupted", "()Z") => CallOp::Interrupted,

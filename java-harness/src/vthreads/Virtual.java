@@ -31,6 +31,9 @@ import java.util.concurrent.locks.ReentrantLock;
 // NORACE: vthreads.Virtual.joinedByDuration
 //   written by a virtual thread and by a platform thread that has ended, read after
 //   join(Duration) returned true (JDK 19+, called through reflection)
+// NORACE: vthreads.Virtual.seenDead
+//   written by a platform thread, read once main saw it dead through a method reference,
+//   `anyMatch(Thread::isAlive)` (JDK 21+: isAlive is Java code the recorder hooks)
 // RACE: vthreads.Virtual.unguarded @unguarded @unguarded
 //   incremented by several virtual threads with no synchronization
 public class Virtual {
@@ -39,6 +42,7 @@ public class Virtual {
 
     static int started, locked, juLocked, pooled, waited, unguarded, viaBuilder;
     static int joinedByDuration;
+    static int seenDead;
     static boolean ready;
 
     static Thread startVirtual(Runnable r) throws Exception {
@@ -70,6 +74,13 @@ public class Virtual {
         Thread first = startVirtual(() -> { started = 1; });
         first.join();
         int sum = started;
+
+        List<Thread> dying = List.of(new Thread(() -> { seenDead = 3; }));
+        dying.forEach(Thread::start);
+        while (dying.stream().anyMatch(Thread::isAlive)) {
+            Thread.onSpinWait();
+        }
+        sum += seenDead;
 
         // join(Duration): of a virtual thread, and of a platform thread already ended.
         Method joinFor = Thread.class.getMethod("join", java.time.Duration.class);
