@@ -106,11 +106,9 @@ pub enum SiteKind {
     /// After `new C` (`cu`) or a normal return from `invokestatic C.m` (`cu`), or from
     /// `Class.forName` (`cuc`, with the class returned): the JVM initialized the class
     /// before it went on (JLS 12.4.1), so whatever its `<clinit>` wrote is ordered before
-    /// what follows. `class`: C (empty for `forName`); `method`: m's name and descriptor
-    /// (the class declaring m is the one initialized), `None` for `new`.
+    /// what follows. `class`: C (empty for `forName`).
     ClassUse {
         class: String,
-        method: Option<(String, String)>,
     },
     /// Entry (`qenter`) and exits (`qexit`, also in a catch-all handler) of a JDK method
     /// whose synchronization is the JVM's, not the program's

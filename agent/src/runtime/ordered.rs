@@ -465,7 +465,7 @@ impl Agent {
                 }
             }
             // Hooks only while the class or a superclass has an instrumented <clinit>.
-            SiteKind::ClassUse { class, .. } => {
+            SiteKind::ClassUse { class } => {
                 if !lock(&self.classes).contains_key(class.as_str()) {
                     return 0;
                 }

@@ -92,7 +92,7 @@ pub(super) unsafe fn resolve_site(a: &Agent, env: *mut JNIEnv, e: &SiteEntry) ->
             method: barrier::resolve(a, owner, name),
         },
         SiteKind::Call { name, desc, .. } => Resolved::Call(call_op(name, desc)),
-        SiteKind::ClassUse { class, .. } if !class.is_empty() => Resolved::ClassUse {
+        SiteKind::ClassUse { class } if !class.is_empty() => Resolved::ClassUse {
             markers: init_markers(a, env, class, e.def),
         },
         _ => Resolved::Other,

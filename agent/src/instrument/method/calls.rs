@@ -210,11 +210,11 @@ impl Rewrite<'_, '_, '_> {
     pub(super) fn class_use(&mut self, i: usize, bci: u32, ins: &Insn) -> Res {
         let Arg::Cp(k) = ins.arg else { return Ok(()) };
         let cp = &self.mcx.cf.constant_pool;
-        let (class, method) = if ins.op == op::NEW {
+        let class = if ins.op == op::NEW {
             let Some(c) = cp.class_name(k) else {
                 return Ok(());
             };
-            (c, None)
+            c
         } else {
             let Some((c, n, d)) = cp.member_ref(k) else {
                 return Ok(());
@@ -222,19 +222,16 @@ impl Rewrite<'_, '_, '_> {
             if is_for_name(&c, &n, &d) {
                 let kind = SiteKind::ClassUse {
                     class: String::new(),
-                    method: None,
                 };
                 let [p, c] = self.mcx.hook(kind, bci, "cuc")?;
                 return e0(self.ed.insert_after(i, &[Insn::new(op::DUP), p, c], 2));
             }
-            (c, Some((n, d)))
+            c
         };
         if jdk_class(&class) || class.replace('/', ".") == *self.mcx.ctx.class_dotted {
             return Ok(());
         }
-        let [p, c] = self
-            .mcx
-            .hook(SiteKind::ClassUse { class, method }, bci, "cu")?;
+        let [p, c] = self.mcx.hook(SiteKind::ClassUse { class }, bci, "cu")?;
         e0(self.ed.insert_after(i, &[p, c], 1))
     }
 }
