@@ -229,6 +229,45 @@ fn hook_for(class: &str, name: &str, desc: &str) -> Option<(u8, &'static str, At
     }
 }
 
+/// Registers the site of a hook in a JDK method (`at`: class with dots, method, source
+/// file) that stands for call `owner.name desc`, and returns the instruction that pushes
+/// its id (`None`: the sink refused it).
+fn push_call_site(
+    cf: &mut ClassFile,
+    sink: &mut dyn SiteSink,
+    (class, method, file): (&str, &str, Option<&str>),
+    (owner, name, desc): (&str, &str, &str),
+) -> Result<Option<Insn>, String> {
+    let site = sink.site(Site {
+        kind: SiteKind::Call {
+            owner: owner.to_string(),
+            name: name.to_string(),
+            desc: desc.to_string(),
+            via: None,
+        },
+        loc: Location {
+            class: class.into(),
+            method: method.into(),
+            file: file.map(Into::into),
+            line: None,
+            bci: 0,
+        },
+        jdk: true,
+        fenced: false,
+    });
+    if site < 0 {
+        return Ok(None);
+    }
+    if site <= i16::MAX as i32 {
+        return Ok(Some(Insn::with(op::SIPUSH, Arg::I16(site as i16))));
+    }
+    let i = cf
+        .constant_pool
+        .add(Constant::Integer(site as u32))
+        .map_err(|e| e.to_string())?;
+    Ok(Some(Insn::with(op::LDC_W, Arg::Cp(i))))
+}
+
 /// `Thread.join(long)` waits on the thread object (`wait(delay)` in a synchronized
 /// method or block): a program that joins a thread while holding that thread's monitor (a
 /// `Thread` subclass whose synchronized `close()` joins itself) gives the monitor up there,
@@ -254,34 +293,10 @@ fn wrap_join_waits(
     if waits.is_empty() {
         return Ok(());
     }
-    let site = sink.site(Site {
-        kind: SiteKind::Call {
-            owner: "java/lang/Object".into(),
-            name: "wait".into(),
-            desc: "(J)V".into(),
-            via: None,
-        },
-        loc: Location {
-            class: dotted.into(),
-            method: "join".into(),
-            file: file.map(Into::into),
-            line: None,
-            bci: 0,
-        },
-        jdk: true,
-        fenced: false,
-    });
-    if site < 0 {
+    let at_method = (dotted, "join", file);
+    let wait = ("java/lang/Object", "wait", "(J)V");
+    let Some(push_site) = push_call_site(cf, sink, at_method, wait)? else {
         return Ok(());
-    }
-    let push_site = if site <= i16::MAX as i32 {
-        Insn::with(op::SIPUSH, Arg::I16(site as i16))
-    } else {
-        let i = cf
-            .constant_pool
-            .add(Constant::Integer(site as u32))
-            .map_err(|e| e.to_string())?;
-        Insn::with(op::LDC_W, Arg::Cp(i))
     };
     let mut hook = |name: &str| -> Result<Insn, String> {
         let k = cf
@@ -364,34 +379,9 @@ pub fn hook_class(
         if ed.is_empty() {
             continue;
         }
-        let site = sink.site(Site {
-            kind: SiteKind::Call {
-                owner: name.to_string(),
-                name: call.to_string(),
-                desc: "()V".to_string(),
-                via: None,
-            },
-            loc: Location {
-                class: dotted.as_str().into(),
-                method: mname.as_str().into(),
-                file: file.as_deref().map(Into::into),
-                line: None,
-                bci: 0,
-            },
-            jdk: true,
-            fenced: false,
-        });
-        if site < 0 {
+        let at_method = (dotted.as_str(), mname.as_str(), file.as_deref());
+        let Some(push_site) = push_call_site(&mut cf, sink, at_method, (name, call, "()V"))? else {
             return Ok(None);
-        }
-        let push_site = if site <= i16::MAX as i32 {
-            Insn::with(op::SIPUSH, Arg::I16(site as i16))
-        } else {
-            let i = cf
-                .constant_pool
-                .add(Constant::Integer(site as u32))
-                .map_err(|e| e.to_string())?;
-            Insn::with(op::LDC_W, Arg::Cp(i))
         };
         let (hook_name, hook_desc) = match at {
             At::ExitBool => ("afterZ", "(ZLjava/lang/Object;I)V"),

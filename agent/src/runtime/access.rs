@@ -120,14 +120,11 @@ impl Cx<'_> {
         if class.is_null() {
             return;
         }
-        let Some(sig) = class_signature(self.a.jvmti, class) else {
-            return;
-        };
-        let Some(internal) = sig.strip_prefix('L').and_then(|s| s.strip_suffix(';')) else {
+        let Some(internal) = class_internal_name(self.a.jvmti, class) else {
             return;
         };
         // Per class, not per site: no bit of the site.
-        let markers = init_markers(self.a, self.env, internal, e.def);
+        let markers = init_markers(self.a, self.env, &internal, e.def);
         self.init_edges(&markers, e.loc);
     }
 

@@ -143,23 +143,30 @@ pub unsafe fn class_signature(jv: *mut jvmtiEnv, k: jclass) -> Option<String> {
     ordered::class_signature(jv, k)
 }
 
+/// A class's internal name (`java/lang/String`); `None` for an array or primitive class.
+///
+/// # Safety
+/// As [`class_signature`].
+pub(super) unsafe fn class_internal_name(jv: *mut jvmtiEnv, k: jclass) -> Option<String> {
+    let sig = class_signature(jv, k)?;
+    sig.strip_prefix('L')
+        .and_then(|s| s.strip_suffix(';'))
+        .map(str::to_string)
+}
+
 /// Name, super class, interfaces and fields of a loaded class, asked from the JVM.
 ///
 /// # Safety
 /// `jv` is the agent's JVMTI environment, `env` this thread's JNI environment and `k` a
 /// live class reference.
 pub unsafe fn describe_class(jv: *mut jvmtiEnv, env: *mut JNIEnv, k: jclass) -> Option<ClassInfo> {
-    let internal = |sig: String| -> Option<String> {
-        sig.strip_prefix('L')
-            .and_then(|s| s.strip_suffix(';'))
-            .map(str::to_string)
-    };
-    let name = internal(class_signature(jv, k)?)?;
+    let internal = |k: jclass| class_internal_name(jv, k);
+    let name = internal(k)?;
     let sup = jni!(env, GetSuperclass, k);
     let super_name = if sup.is_null() {
         None
     } else {
-        let s = class_signature(jv, sup).and_then(internal);
+        let s = internal(sup);
         jni!(env, DeleteLocalRef, sup);
         s
     };
@@ -168,7 +175,7 @@ pub unsafe fn describe_class(jv: *mut jvmtiEnv, env: *mut JNIEnv, k: jclass) -> 
     let mut ifs: *mut jclass = std::ptr::null_mut();
     if jvmti!(jv, GetImplementedInterfaces, k, &mut n, &mut ifs) == 0 && !ifs.is_null() {
         for &i in std::slice::from_raw_parts(ifs, n.max(0) as usize) {
-            if let Some(s) = class_signature(jv, i).and_then(internal) {
+            if let Some(s) = internal(i) {
                 interfaces.push(s);
             }
             jni!(env, DeleteLocalRef, i);
