@@ -92,6 +92,26 @@ fn fixed(t: &Trace) -> Vec<jrace_trace::Event> {
         .collect()
 }
 
+/// Reads `trace` back with `stamps`, as another writer's trace and as an agent's: the
+/// agent's reordering keeps every thread's order and the order of everything but reads,
+/// branches and `begin`s, and leaves no more reads unexplained. Returns the reads it moved
+/// or held and how many fewer reads are unexplained.
+fn reordered(trace: &Trace, stamps: &[u64], dir: &Path, what: &str) -> (u64, u64) {
+    let (plain, _) = read_back(trace, stamps, &[], dir);
+    let (fixed_up, moved) = read_back(trace, stamps, AGENT, dir);
+    assert_eq!(per_thread(&fixed_up), per_thread(trace), "{what}");
+    assert_eq!(fixed(&fixed_up), fixed(&plain), "{what}");
+    let (before, after) = (
+        unexplained_reads(&plain.events).len(),
+        unexplained_reads(&fixed_up.events).len(),
+    );
+    assert!(
+        after <= before,
+        "{what}: {after} reads unexplained after the reordering, {before} before"
+    );
+    (moved, (before - after) as u64)
+}
+
 #[test]
 fn stale_reads_move_only_reads_and_explain_them() {
     let cfg = GenConfig {
@@ -113,24 +133,9 @@ fn stale_reads_move_only_reads_and_explain_them() {
         assert_eq!(same.events, trace.events, "seed {seed}\n{text}");
 
         let stamps = late_stamps(&trace, seed);
-        let (plain, _) = read_back(&trace, &stamps, &[], &dir);
-        let (fixed_up, moved) = read_back(&trace, &stamps, AGENT, &dir);
-        assert_eq!(
-            per_thread(&fixed_up),
-            per_thread(&trace),
-            "seed {seed}\n{text}"
-        );
-        assert_eq!(fixed(&fixed_up), fixed(&plain), "seed {seed}\n{text}");
-        let (before, after) = (
-            unexplained_reads(&plain.events).len(),
-            unexplained_reads(&fixed_up.events).len(),
-        );
-        assert!(
-            after <= before,
-            "seed {seed}: {after} reads unexplained after the moves, {before} before\n{text}"
-        );
+        let (moved, explained) = reordered(&trace, &stamps, &dir, &format!("seed {seed}\n{text}"));
         moved_total += moved;
-        fewer += (before - after) as u64;
+        fewer += explained;
     }
     eprintln!("{moved_total} reads moved, {fewer} fewer unexplained");
     // Not vacuous: the late stamps leave reads the moves explain.
@@ -193,24 +198,9 @@ fn early_reads_wait_for_their_write_and_are_explained() {
         let (text, trace) = random_trace(seed, &cfg);
         let trace = with_values(trace);
         let stamps = early_stamps(&trace, seed);
-        let (plain, _) = read_back(&trace, &stamps, &[], &dir);
-        let (fixed_up, moved) = read_back(&trace, &stamps, AGENT, &dir);
-        assert_eq!(
-            per_thread(&fixed_up),
-            per_thread(&trace),
-            "seed {seed}\n{text}"
-        );
-        assert_eq!(fixed(&fixed_up), fixed(&plain), "seed {seed}\n{text}");
-        let (before, after) = (
-            unexplained_reads(&plain.events).len(),
-            unexplained_reads(&fixed_up.events).len(),
-        );
-        assert!(
-            after <= before,
-            "seed {seed}: {after} reads unexplained after the holds, {before} before\n{text}"
-        );
+        let (moved, explained) = reordered(&trace, &stamps, &dir, &format!("seed {seed}\n{text}"));
         moved_total += moved;
-        fewer += (before - after) as u64;
+        fewer += explained;
     }
     eprintln!("{moved_total} reads held or moved, {fewer} fewer unexplained");
     assert!(

@@ -595,6 +595,41 @@ fn size_of_random_trace() {
 /// it did not see is returned before that write, with the `begin` in front of it, when its
 /// thread's `fork` was returned; a read no move explains, one whose `fork` comes later, a
 /// volatile read, and every event of another writer's trace keep their stamp's place.
+/// Writes a trace of threads `t0`, `t1`, ... (one per log, each event at its stamp), with
+/// the static variables and locks named in order, as the agent (`recorder=jrace-agent`)
+/// or as another writer.
+fn write_stamped(
+    dir: &Path,
+    statics: &[&str],
+    locks: &[&str],
+    agent: bool,
+    logs: &[(ThreadId, Vec<(u64, Event)>)],
+) {
+    let w = TraceWriter::create(dir).unwrap();
+    for (t, _) in logs {
+        w.name(Table::Thread, *t, &format!("t{t}")).unwrap();
+    }
+    for (x, n) in statics.iter().enumerate() {
+        w.name(Table::Static, x as u32, n).unwrap();
+        w.var(x as u32, x as u32, n).unwrap();
+    }
+    for (l, n) in locks.iter().enumerate() {
+        w.name(Table::Lock, l as u32, n).unwrap();
+    }
+    w.loc(0, "A.java:1", None).unwrap();
+    if agent {
+        w.set_meta("recorder", "jrace-agent").unwrap();
+    }
+    for (t, evs) in logs {
+        let mut l = w.thread_log(*t).unwrap();
+        for (s, e) in evs {
+            l.append(*s, e).unwrap();
+        }
+        l.finish().unwrap();
+    }
+    w.finish().unwrap();
+}
+
 #[test]
 fn agent_traces_return_a_stale_read_before_the_write_it_did_not_see() {
     // Per thread, (stamp, event) in the thread's order.
@@ -640,28 +675,8 @@ fn agent_traces_return_a_stale_read_before_the_write_it_did_not_see() {
             ],
         ),
     ];
-    let write = |dir: &Path, agent: bool| {
-        let w = TraceWriter::create(dir).unwrap();
-        for t in 0..4 {
-            w.name(Table::Thread, t, &format!("t{t}")).unwrap();
-        }
-        for (x, n) in ["x", "z", "u", "v", "s"].iter().enumerate() {
-            w.name(Table::Static, x as u32, n).unwrap();
-            w.var(x as u32, x as u32, n).unwrap();
-        }
-        w.loc(0, "A.java:1", None).unwrap();
-        if agent {
-            w.set_meta("recorder", "jrace-agent").unwrap();
-        }
-        for (t, evs) in &logs {
-            let mut l = w.thread_log(*t).unwrap();
-            for (s, e) in evs {
-                l.append(*s, e).unwrap();
-            }
-            l.finish().unwrap();
-        }
-        w.finish().unwrap();
-    };
+    let write =
+        |dir: &Path, agent: bool| write_stamped(dir, &["x", "z", "u", "v", "s"], &[], agent, &logs);
     let order = |t: &Trace| -> Vec<(ThreadId, Kind, u32)> {
         t.events
             .iter()
@@ -751,27 +766,8 @@ fn agent_traces_hold_a_read_until_the_write_it_saw() {
         ]
     };
     let write = |dir: &Path, agent: bool, sync_first: bool| {
-        let w = TraceWriter::create(dir).unwrap();
-        for t in 0..3 {
-            w.name(Table::Thread, t, &format!("t{t}")).unwrap();
-        }
-        for (x, n) in ["slot", "a", "other"].iter().enumerate() {
-            w.name(Table::Static, x as u32, n).unwrap();
-            w.var(x as u32, x as u32, n).unwrap();
-        }
-        w.name(Table::Lock, 0, "L").unwrap();
-        w.loc(0, "A.java:1", None).unwrap();
-        if agent {
-            w.set_meta("recorder", "jrace-agent").unwrap();
-        }
-        for (t, evs) in &logs(sync_first) {
-            let mut l = w.thread_log(*t).unwrap();
-            for (s, e) in evs {
-                l.append(*s, e).unwrap();
-            }
-            l.finish().unwrap();
-        }
-        w.finish().unwrap();
+        let logs = logs(sync_first);
+        write_stamped(dir, &["slot", "a", "other"], &["L"], agent, &logs)
     };
     let order = |t: &Trace| -> Vec<(ThreadId, Kind, u32)> {
         t.events
